@@ -1,0 +1,75 @@
+# t9k-sdk developer tasks. `make help` lists them.
+# Everything runs inside .venv, which `make venv` (and every target that needs it) creates.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PY_SOURCES := t9k_sdk operator/t9k_operator tests bench tools docs/gen_reference.py pulumi_examples
+
+.PHONY: help
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-14s\033[0m %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install --quiet -e ".[pulumi,operator]" --group dev
+	@touch $@
+
+.PHONY: venv
+venv: $(STAMP) ## Create .venv and install the project with every extra and the dev group
+
+.PHONY: fmt
+fmt: $(STAMP) ## Format the code (black) and apply ruff's safe fixes
+	$(BIN)/black $(PY_SOURCES)
+	$(BIN)/ruff check --fix $(PY_SOURCES)
+
+.PHONY: lint
+lint: $(STAMP) ## black --check, ruff, mypy --strict, import-layer contracts
+	$(BIN)/black --check --quiet $(PY_SOURCES)
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+.PHONY: binaries
+binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+	tools/ensure-binaries.sh
+
+.PHONY: test
+test: lint binaries ## Everything CI runs: lint, then all tests including the real control plane
+	$(BIN)/python -m pytest
+
+.PHONY: unit
+unit: $(STAMP) ## The fast tests only (no cluster)
+	$(BIN)/python -m pytest -m "not cluster"
+
+.PHONY: crds
+crds: $(STAMP) ## Regenerate the committed CRDs and the API reference from the models
+	$(BIN)/t9k-sdk crds -o operator/deploy/crds
+	$(BIN)/python docs/gen_reference.py
+
+.PHONY: golden
+golden: $(STAMP) ## Rewrite the golden YAML twins of the examples after an intended change
+	T9K_REGENERATE=1 $(BIN)/python -m pytest -q tests/sdk/test_examples.py
+
+.PHONY: docs
+docs: $(STAMP) ## Build the documentation site into site/
+	$(BIN)/mkdocs build --strict
+
+.PHONY: bench
+bench: $(STAMP) ## Run the benchmarks in bench/
+	$(BIN)/python bench/render.py
+
+.PHONY: demo
+demo: $(STAMP) ## Render the example jobs to YAML and validate them
+	$(BIN)/t9k-sdk render examples/ -o .demo/manifests
+	$(BIN)/t9k-sdk validate .demo/manifests/*.yaml
+
+.PHONY: clean
+clean: ## Remove build and test leftovers (keeps .venv and the binary cache)
+	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis site dist build .demo

@@ -1,0 +1,1 @@
+"""The t9k-operator: reconciles T9k training jobs into pods and services."""

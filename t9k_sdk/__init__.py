@@ -1,0 +1,1 @@
+"""Typed SDK for T9k training jobs."""
