@@ -1,0 +1,142 @@
+"""Base classes and scalar types shared by every wire model.
+
+Two base classes:
+
+* `K8sModel` is *closed*: an unknown key is an error that names the key and suggests the nearest
+  known one (`slotPerWorker` -> `slotsPerWorker`). Every T9k-owned type uses it.
+* `K8sPassthroughModel` is *open*: Kubernetes core/v1 shapes (pod templates, service ports) are
+  typed only in the fields the SDK and the operator touch; every other key is kept as given, so a
+  manifest round-trips without loss. `t9k_sdk.validate_manifest` reports such keys against the
+  upstream core/v1 schema, as `kubectl apply --validate=strict` would.
+
+Both are frozen: change a model with `replace()`, which validates again (pydantic's
+`model_copy(update=...)` does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Annotated, Any, Self
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    Strict,
+    WithJsonSchema,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+__all__ = [
+    "Bool",
+    "Int",
+    "IntOrString",
+    "K8sModel",
+    "K8sPassthroughModel",
+    "Quantity",
+    "Time",
+    "rule_error",
+    "wire_default",
+]
+
+Int = Annotated[int, Strict()]
+"""An integer on the wire. `"2"` and `2.0` are rejected, as the API server rejects them."""
+
+Bool = Annotated[bool, Strict()]
+"""A boolean on the wire. `"true"` and `1` are rejected."""
+
+IntOrString = Annotated[
+    Int | str,
+    WithJsonSchema({"x-kubernetes-int-or-string": True}),
+]
+"""Kubernetes `intstr.IntOrString`: kept as given (2 stays 2, "2" stays "2")."""
+
+Quantity = Annotated[
+    Int | str,
+    WithJsonSchema(
+        {
+            "x-kubernetes-int-or-string": True,
+            "pattern": r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
+        }
+    ),
+]
+"""A resource quantity such as `2`, `"500m"` or `"16Gi"`. Ints stay ints through a round-trip."""
+
+
+def _format_time(value: datetime) -> str:
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+Time = Annotated[
+    AwareDatetime,
+    PlainSerializer(_format_time, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+"""`metav1.Time`: an RFC 3339 timestamp with a zone, written back with `Z` for UTC."""
+
+
+def wire_default(value: Any, **kwargs: Any) -> Any:
+    """A field that is absent (None) unless given, whose documented default is `value`.
+
+    The default is not filled in by the SDK (a manifest keeps only what its author wrote); it is
+    recorded in the JSON schema, from where the CRD (server-side defaulting) and the API reference
+    take it, and the operator reads it through `default_of()`.
+    """
+    extra = kwargs.pop("json_schema_extra", {}) or {}
+    return Field(default=None, json_schema_extra={**extra, "default": value}, **kwargs)
+
+
+def rule_error(problems: Sequence[tuple[str, str]]) -> PydanticCustomError:
+    """One validation error carrying several (relative wire path, message) problems.
+
+    `t9k_sdk.errors` expands it into one `Problem` per entry, each with the full field path.
+    """
+    summary = "; ".join(f"{path}: {message}" if path else message for path, message in problems)
+    return PydanticCustomError("t9k_rule", "{summary}", {"summary": summary, "problems": problems})
+
+
+class K8sModel(BaseModel):
+    """A closed, frozen Kubernetes-shaped model: snake_case in Python, camelCase on the wire."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        frozen=True,
+        use_attribute_docstrings=True,
+        use_enum_values=False,
+        regex_engine="python-re",
+    )
+
+    @classmethod
+    def wire_fields(cls) -> dict[str, str]:
+        """Wire name -> Python name of every field."""
+        return {(f.alias or n): n for n, f in cls.model_fields.items()}
+
+    def replace(self, **changes: Any) -> Self:
+        """Return a copy with `changes` applied (Python field names), validated like new input."""
+        data = self.model_dump(by_alias=False, exclude_unset=True, round_trip=True)
+        data.update(changes)
+        return self.model_validate(data)
+
+    @classmethod
+    def default_of(cls, field: str) -> Any:
+        """The documented wire default of `field` (a Python field name), or None."""
+        extra = cls.model_fields[field].json_schema_extra
+        return extra.get("default") if isinstance(extra, dict) else None
+
+
+class K8sPassthroughModel(K8sModel):
+    """An open Kubernetes core/v1 shape: typed where the SDK needs it, other keys kept as given.
+
+    Unknown keys survive a round-trip unchanged; `t9k_sdk.validate_manifest` reports them.
+    """
+
+    model_config = ConfigDict(extra="allow")
