@@ -40,9 +40,17 @@ lint: $(STAMP) ## black --check, ruff, mypy --strict, import-layer contracts
 binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 	tools/ensure-binaries.sh
 
+.PHONY: cluster-up
+cluster-up: $(STAMP) binaries ## Start (or reuse) the local control plane in .cluster/ (KUBECONFIG=.cluster/kubeconfig)
+	$(BIN)/python tools/cluster.py up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local control plane and remove .cluster/
+	$(BIN)/python tools/cluster.py down
+
 .PHONY: test
 test: lint binaries ## Everything CI runs: lint, then all tests including the real control plane
-	$(BIN)/python -m pytest
+	export T9K_REQUIRE_CLUSTER=1; $(BIN)/python -m pytest
 
 .PHONY: unit
 unit: $(STAMP) ## The fast tests only (no cluster)

@@ -1,0 +1,901 @@
+#!/usr/bin/env python3
+"""A real, throwaway Kubernetes control plane on 127.0.0.1 for tests and the demo.
+
+    python tools/cluster.py up       # start (or reuse) the cluster, print how to use it
+    python tools/cluster.py status   # show every process, its port and log; exit 1 if unhealthy
+    python tools/cluster.py env      # print `export KUBECONFIG=...` (for `eval "$(...)"`)
+    python tools/cluster.py down     # stop every process that `up` started and remove .cluster/
+
+`up` runs etcd, kube-apiserver (TLS, client-certificate admin in system:masters, RBAC, service
+accounts, as controller-runtime's envtest does), installs the CRDs from operator/deploy/crds/ and
+tests/cluster/crds/ and waits until they are Established, and only then starts
+kube-controller-manager (so its garbage collector discovers the custom resources at once),
+kube-scheduler and kwok, which plays the kubelet of a few fake nodes (tools/kwok/stages.yaml).
+
+Everything lives in .cluster/ at the repository root: kubeconfig, state.json (pids, ports),
+logs/<component>.log, pki/ and etcd/. The binaries come from tools/ensure-binaries.sh, which
+builds them from the Go module proxy into a version-keyed cache outside the repository.
+
+Only the standard library and PyYAML are used, so the script runs before any virtualenv exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+
+REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+STATE_DIR: Final = Path(os.environ.get("T9K_CLUSTER_DIR", REPO_ROOT / ".cluster")).resolve()
+STATE_FILE: Final = STATE_DIR / "state.json"
+KUBECONFIG: Final = STATE_DIR / "kubeconfig"
+LOG_DIR: Final = STATE_DIR / "logs"
+PKI_DIR: Final = STATE_DIR / "pki"
+STAGES_FILE: Final = REPO_ROOT / "tools" / "kwok" / "stages.yaml"
+ENSURE_BINARIES: Final = REPO_ROOT / "tools" / "ensure-binaries.sh"
+CRD_DIRS: Final = (
+    REPO_ROOT / "operator" / "deploy" / "crds",
+    REPO_ROOT / "tests" / "cluster" / "crds",
+)
+STATE_VERSION: Final = 1
+FIELD_MANAGER: Final = "t9k-cluster"
+CONTEXT_NAME: Final = "t9k-local"
+BINARIES: Final = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+
+
+@dataclass(frozen=True)
+class FakeNode:
+    """A kwok node and what it advertises (allocatable = capacity)."""
+
+    name: str
+    cpu: str = "32"
+    memory: str = "256Gi"
+    pods: str = "110"
+    gpus: str = "8"
+
+
+# Four identical nodes: 32 CPUs, 256 GiB and 8 GPUs each. A test that needs a pod which fits on
+# no node asks for more than MAX_GPUS_PER_NODE GPUs.
+FAKE_NODES: Final = tuple(FakeNode(f"kwok-node-{i}") for i in range(4))
+MAX_GPUS_PER_NODE: Final = max(int(n.gpus) for n in FAKE_NODES)
+
+
+class ClusterError(Exception):
+    """A component failed; the message names it and the log to read."""
+
+
+# --------------------------------------------------------------------------------------------
+# state
+
+
+@dataclass
+class ProcessRecord:
+    name: str
+    pid: int
+    start_ticks: int  # field 22 of /proc/<pid>/stat: tells a reused pid from ours
+    log: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "pid": self.pid,
+            "start_ticks": self.start_ticks,
+            "log": self.log,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> ProcessRecord:
+        return ProcessRecord(
+            name=str(data["name"]),
+            pid=int(data["pid"]),
+            start_ticks=int(data["start_ticks"]),
+            log=str(data["log"]),
+        )
+
+
+@dataclass
+class State:
+    """What `up` wrote to .cluster/state.json."""
+
+    bin_dir: str
+    ports: dict[str, int]
+    processes: list[ProcessRecord] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+    ready: bool = False
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports['kube-apiserver']}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "bin_dir": self.bin_dir,
+            "ports": self.ports,
+            "server": self.server,
+            "kubeconfig": str(KUBECONFIG),
+            "started_at": self.started_at,
+            "ready": self.ready,
+            "processes": [p.to_json() for p in self.processes],
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> State:
+        if data.get("version") != STATE_VERSION:
+            raise ValueError(f"unknown state version {data.get('version')!r}")
+        return State(
+            bin_dir=str(data["bin_dir"]),
+            ports={str(k): int(v) for k, v in data["ports"].items()},
+            processes=[ProcessRecord.from_json(p) for p in data["processes"]],
+            started_at=float(data["started_at"]),
+            ready=bool(data["ready"]),
+        )
+
+    def save(self) -> None:
+        tmp = STATE_FILE.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n")
+        tmp.replace(STATE_FILE)
+
+
+def read_state() -> State | None:
+    """The state of the cluster in .cluster/, or None if there is none (or it is unreadable)."""
+    try:
+        return State.from_json(json.loads(STATE_FILE.read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# processes
+
+
+def _proc_stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, pgrp, session, start_ticks) of a live pid, or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may contain spaces: split after it.
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return fields[0], int(fields[2]), int(fields[3]), int(fields[19])
+
+
+def process_alive(record: ProcessRecord) -> bool:
+    """True if the recorded process still runs (not a zombie, not a reused pid)."""
+    stat = _proc_stat(record.pid)
+    return stat is not None and stat[0] not in ("Z", "X") and stat[3] == record.start_ticks
+
+
+def _session_members(sid: int) -> list[int]:
+    """Pids of live processes in session `sid` (every component runs in a session of its own)."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        stat = _proc_stat(int(entry.name))
+        if stat is not None and stat[2] == sid and stat[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def _signal_session(record: ProcessRecord, sig: signal.Signals) -> bool:
+    """Send `sig` to the component's process group; True if something of it was still running."""
+    if process_alive(record):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(record.pid, sig)
+        return True
+    found = False
+    for pid in _session_members(record.pid):  # the leader is gone but children may linger
+        found = True
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+    return found
+
+
+def stop_processes(records: Sequence[ProcessRecord], grace: float = 10.0) -> None:
+    """SIGTERM every component (in reverse start order), then SIGKILL what is left after `grace`."""
+    for record in reversed(records):
+        _signal_session(record, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not any(process_alive(r) or _session_members(r.pid) for r in records):
+            _await_reaped(records)
+            return
+        time.sleep(0.1)
+    for record in records:
+        if _signal_session(record, signal.SIGKILL):
+            print(f"[cluster] {record.name} ignored SIGTERM; killed", file=sys.stderr)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if not any(process_alive(r) or _session_members(r.pid) for r in records):
+            break
+        time.sleep(0.1)
+    _await_reaped(records)
+    left = [r.name for r in records if process_alive(r) or _session_members(r.pid)]
+    if left:
+        raise ClusterError(f"processes survived SIGKILL: {', '.join(left)}")
+
+
+def _await_reaped(records: Sequence[ProcessRecord], timeout: float = 5.0) -> None:
+    """Give init a moment to reap the exited components, so no <defunct> entry lingers."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any((stat := _proc_stat(r.pid)) and stat[3] == r.start_ticks for r in records):
+            return
+        time.sleep(0.05)
+
+
+def free_ports(names: Sequence[str]) -> dict[str, int]:
+    """One free loopback port per name (all bound at once, so they are distinct)."""
+    socks = []
+    try:
+        for _ in names:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return {name: s.getsockname()[1] for name, s in zip(names, socks, strict=True)}
+    finally:
+        for s in socks:
+            s.close()
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP
+
+
+def _client_context() -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=str(PKI_DIR / "ca.crt"))
+    ctx.load_cert_chain(str(PKI_DIR / "admin.crt"), str(PKI_DIR / "admin.key"))
+    return ctx
+
+
+def _unverified_context() -> ssl.SSLContext:
+    # kube-controller-manager and kube-scheduler serve /healthz with a self-signed certificate.
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def http_get(url: str, ctx: ssl.SSLContext | None = None, timeout: float = 2.0) -> tuple[int, str]:
+    """(status, body) of a GET; status 0 if nothing answered."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout, context=ctx) as resp:
+            return int(resp.status), resp.read().decode(errors="replace")
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode(errors="replace")
+    except (OSError, ssl.SSLError):
+        return 0, ""
+
+
+class Api:
+    """A minimal client for the admin user, enough to install CRDs and create nodes."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.ctx = _client_context()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float = 10.0,
+    ) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.server + path, data=data, method=method)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout, context=self.ctx) as resp:
+                status, raw = int(resp.status), resp.read()
+        except urllib.error.HTTPError as err:
+            status, raw = err.code, err.read()
+        try:
+            return status, json.loads(raw) if raw else None
+        except ValueError:
+            return status, raw.decode(errors="replace")
+
+    def ready(self) -> bool:
+        return http_get(self.server + "/readyz", self.ctx)[0] == 200
+
+
+# --------------------------------------------------------------------------------------------
+# PKI and kubeconfig
+
+
+def _openssl(*args: str) -> None:
+    proc = subprocess.run(
+        ["openssl", *args], cwd=PKI_DIR, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        raise ClusterError(f"openssl {' '.join(args[:2])} failed:\n{proc.stderr.strip()}")
+
+
+def make_pki() -> None:
+    """A throwaway CA, the apiserver's serving cert, the admin client cert, the SA key pair."""
+    if shutil.which("openssl") is None:
+        raise ClusterError("the openssl command is needed to make the cluster's certificates")
+    PKI_DIR.mkdir(parents=True, exist_ok=True)
+    days = "3650"
+    _openssl(
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+        "-days", days, "-subj", "/CN=t9k-local-test-ca",
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+    )  # fmt: skip
+    (PKI_DIR / "server.ext").write_text(
+        "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
+        "DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n"
+        "extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+    )
+    (PKI_DIR / "client.ext").write_text(
+        "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+    )
+    for name, subject, ext in (
+        ("apiserver", "/CN=kube-apiserver", "server.ext"),
+        ("admin", "/O=system:masters/CN=t9k-test-admin", "client.ext"),
+    ):
+        _openssl(
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key",
+            "-out", f"{name}.csr", "-subj", subject,
+        )  # fmt: skip
+        _openssl(
+            "x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", f"{name}.crt", "-days", days, "-extfile", ext,
+        )  # fmt: skip
+    _openssl("genrsa", "-out", "sa.key", "2048")
+    _openssl("rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub")
+    for key in PKI_DIR.glob("*.key"):
+        key.chmod(0o600)
+
+
+def write_kubeconfig(server: str) -> None:
+    def b64(name: str) -> str:
+        return base64.b64encode((PKI_DIR / name).read_bytes()).decode()
+
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": CONTEXT_NAME,
+                "cluster": {"server": server, "certificate-authority-data": b64("ca.crt")},
+            }
+        ],
+        "users": [
+            {
+                "name": "admin",
+                "user": {
+                    "client-certificate-data": b64("admin.crt"),
+                    "client-key-data": b64("admin.key"),
+                },
+            }
+        ],
+        "contexts": [
+            {
+                "name": CONTEXT_NAME,
+                "context": {"cluster": CONTEXT_NAME, "user": "admin", "namespace": "default"},
+            }
+        ],
+        "current-context": CONTEXT_NAME,
+        "preferences": {},
+    }
+    KUBECONFIG.write_text(yaml.safe_dump(config, sort_keys=False))
+    KUBECONFIG.chmod(0o600)
+
+
+# --------------------------------------------------------------------------------------------
+# binaries
+
+
+def binary_dir(build: bool) -> Path:
+    """The version-keyed binary cache; built with tools/ensure-binaries.sh if missing and `build`."""
+    override = os.environ.get("T9K_BIN_DIR")
+    if override:
+        bin_dir = Path(override)
+    else:
+        proc = subprocess.run(
+            ["bash", str(ENSURE_BINARIES), "--print-dir"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise ClusterError(f"tools/ensure-binaries.sh --print-dir failed:\n{proc.stderr}")
+        bin_dir = Path(proc.stdout.strip())
+    missing = [b for b in BINARIES if not os.access(bin_dir / b, os.X_OK)]
+    if missing and build and not override:
+        print(
+            f"[cluster] building {', '.join(missing)} (tools/ensure-binaries.sh)", file=sys.stderr
+        )
+        built = subprocess.run(["bash", str(ENSURE_BINARIES)], stdout=sys.stderr, check=False)
+        if built.returncode != 0:
+            raise ClusterError("tools/ensure-binaries.sh failed (its output is above)")
+        missing = [b for b in BINARIES if not os.access(bin_dir / b, os.X_OK)]
+    if missing:
+        raise ClusterError(
+            f"missing binaries in {bin_dir}: {', '.join(missing)}; run `make binaries`"
+            " (a cold build from the Go module proxy takes several minutes)"
+        )
+    return bin_dir
+
+
+# --------------------------------------------------------------------------------------------
+# CRDs
+
+
+@dataclass(frozen=True)
+class CrdDoc:
+    name: str
+    source: Path
+    body: dict[str, Any]
+
+
+def crd_files() -> list[Path]:
+    """Every CRD manifest `up` installs, in a stable order."""
+    return [p for d in CRD_DIRS if d.is_dir() for p in sorted(d.glob("*.yaml"))]
+
+
+def load_crds() -> list[CrdDoc]:
+    docs = []
+    for path in crd_files():
+        try:
+            loaded = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+        except yaml.YAMLError as err:
+            raise ClusterError(f"{path.relative_to(REPO_ROOT)} is not valid YAML: {err}") from err
+        for doc in loaded:
+            if not isinstance(doc, dict) or doc.get("kind") != "CustomResourceDefinition":
+                kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
+                raise ClusterError(
+                    f"{path.relative_to(REPO_ROOT)}: expected only CustomResourceDefinitions,"
+                    f" found {kind}"
+                )
+            docs.append(CrdDoc(str(doc["metadata"]["name"]), path, doc))
+    return docs
+
+
+def install_crds(api: Api, timeout: float = 30.0) -> list[str]:
+    """Server-side apply every CRD and wait until all are Established; returns their names."""
+    docs = load_crds()
+    base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    for doc in docs:
+        status, body = api.request(
+            "PATCH",
+            f"{base}/{doc.name}?fieldManager={FIELD_MANAGER}&force=true",
+            doc.body,
+            content_type="application/apply-patch+yaml",
+        )
+        if status not in (200, 201):
+            message = body.get("message") if isinstance(body, dict) else body
+            raise ClusterError(
+                f"the API server rejected CRD {doc.name} from"
+                f" {doc.source.relative_to(REPO_ROOT)} (HTTP {status}): {message}"
+            )
+
+    def established(name: str) -> bool:
+        status, body = api.request("GET", f"{base}/{name}")
+        if status != 200 or not isinstance(body, dict):
+            return False
+        conditions = body.get("status", {}).get("conditions") or []
+        return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+    pending = [d.name for d in docs]
+    deadline = time.monotonic() + timeout
+    while pending:
+        pending = [n for n in pending if not established(n)]
+        if pending and time.monotonic() > deadline:
+            raise ClusterError(
+                f"CRDs not Established after {timeout:.0f}s: {', '.join(pending)}"
+                f" (read {LOG_DIR / 'kube-apiserver.log'})"
+            )
+        if pending:
+            time.sleep(0.2)
+    return [d.name for d in docs]
+
+
+# --------------------------------------------------------------------------------------------
+# components
+
+
+def _spawn(state: State, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+    log_path = LOG_DIR / f"{name}.log"
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=STATE_DIR,
+            env=env,
+            start_new_session=True,  # own session and process group: `down` kills the group
+        )
+    # Popen does not keep the child for us: the record is what `down` goes by.
+    proc.returncode = 0  # silence Popen.__del__'s "still running" ResourceWarning
+    stat = _proc_stat(proc.pid)
+    state.processes.append(ProcessRecord(name, proc.pid, stat[3] if stat else 0, str(log_path)))
+    state.save()
+
+
+def _log_tail(name: str, lines: int = 25) -> str:
+    try:
+        text = (LOG_DIR / f"{name}.log").read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    return "\n".join("    " + line for line in text[-lines:])
+
+
+def _wait(
+    state: State, name: str, check: Callable[[], bool], timeout: float, what: str = "ready"
+) -> None:
+    """Poll `check` until it holds; fail early, naming the log, if the component died."""
+    record = next((r for r in state.processes if r.name == name), None)
+    deadline = time.monotonic() + timeout
+    while True:
+        if check():
+            return
+        if record is not None and not process_alive(record):
+            raise ClusterError(
+                f"{name} exited during start-up; read {LOG_DIR / (name + '.log')}:\n"
+                + _log_tail(name)
+            )
+        if time.monotonic() > deadline:
+            raise ClusterError(
+                f"{name} not {what} after {timeout:.0f}s; read {LOG_DIR / (name + '.log')}:\n"
+                + _log_tail(name)
+            )
+        time.sleep(0.2)
+
+
+def _node_manifest(node: FakeNode) -> dict[str, Any]:
+    resources = {"cpu": node.cpu, "memory": node.memory, "pods": node.pods}
+    resources["nvidia.com/gpu"] = node.gpus
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": node.name,
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+            "labels": {
+                "kubernetes.io/hostname": node.name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+            },
+        },
+        "status": {"allocatable": resources, "capacity": resources},
+    }
+
+
+def _nodes_schedulable(api: Api) -> bool:
+    """All fake nodes Ready and without the not-ready taint (so the scheduler will use them)."""
+    status, body = api.request("GET", "/api/v1/nodes?labelSelector=type%3Dkwok")
+    if status != 200 or not isinstance(body, dict):
+        return False
+    ready = set()
+    for item in body.get("items", []):
+        conditions = item.get("status", {}).get("conditions") or []
+        is_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        taints = item.get("spec", {}).get("taints") or []
+        if is_ready and not any(t.get("key", "").startswith("node.kubernetes.io/") for t in taints):
+            ready.add(item["metadata"]["name"])
+    return ready >= {n.name for n in FAKE_NODES}
+
+
+def _start(state: State) -> None:
+    bin_dir = Path(state.bin_dir)
+    ports = state.ports
+    kc = str(KUBECONFIG)
+    home = STATE_DIR / "home"  # a clean HOME: kwok must not read ~/.kwok/kwok.yaml
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("KUBECONFIG", None)
+
+    etcd_url = f"http://127.0.0.1:{ports['etcd']}"
+    peer_url = f"http://127.0.0.1:{ports['etcd-peer']}"
+    _spawn(
+        state,
+        "etcd",
+        [
+            str(bin_dir / "etcd"),
+            "--name=t9k",
+            f"--data-dir={STATE_DIR / 'etcd'}",
+            f"--listen-client-urls={etcd_url}",
+            f"--advertise-client-urls={etcd_url}",
+            f"--listen-peer-urls={peer_url}",
+            f"--initial-advertise-peer-urls={peer_url}",
+            f"--initial-cluster=t9k={peer_url}",
+            "--unsafe-no-fsync=true",
+            "--auto-compaction-retention=1",
+            "--quota-backend-bytes=2147483648",
+            "--log-level=warn",
+        ],
+        env,
+    )
+    _wait(state, "etcd", lambda: '"health":"true"' in http_get(etcd_url + "/health")[1], 20)
+
+    api_port = ports["kube-apiserver"]
+    _spawn(
+        state,
+        "kube-apiserver",
+        [
+            str(bin_dir / "kube-apiserver"),
+            f"--etcd-servers={etcd_url}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={api_port}",
+            f"--cert-dir={PKI_DIR}",
+            f"--tls-cert-file={PKI_DIR / 'apiserver.crt'}",
+            f"--tls-private-key-file={PKI_DIR / 'apiserver.key'}",
+            f"--client-ca-file={PKI_DIR / 'ca.crt'}",
+            f"--service-account-issuer=https://127.0.0.1:{api_port}",
+            f"--service-account-key-file={PKI_DIR / 'sa.pub'}",
+            f"--service-account-signing-key-file={PKI_DIR / 'sa.key'}",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--authorization-mode=RBAC",
+            "--disable-admission-plugins=ServiceAccount",
+            "--endpoint-reconciler-type=none",  # endpoints may not be 127.0.0.1
+            "--allow-privileged=true",
+            "--profiling=false",
+            "--v=1",
+        ],
+        env,
+    )
+    api = Api(state.server)
+    write_kubeconfig(state.server)
+    _wait(state, "kube-apiserver", api.ready, 60)
+
+    # Before kube-controller-manager: its garbage collector only discovers resources present when
+    # it starts (later ones after a 30 s resync), so owner references to custom resources would
+    # be ignored for a while.
+    install_crds(api)
+
+    common = [
+        f"--kubeconfig={kc}",
+        f"--authentication-kubeconfig={kc}",
+        f"--authorization-kubeconfig={kc}",
+        "--bind-address=127.0.0.1",
+        "--leader-elect=false",
+        "--v=1",
+    ]
+    _spawn(
+        state,
+        "kube-controller-manager",
+        [
+            str(bin_dir / "kube-controller-manager"),
+            *common,
+            f"--secure-port={ports['kube-controller-manager']}",
+            "--use-service-account-credentials=false",
+            f"--service-account-private-key-file={PKI_DIR / 'sa.key'}",
+            f"--root-ca-file={PKI_DIR / 'ca.crt'}",
+            "--kube-api-qps=100",
+            "--kube-api-burst=200",
+        ],
+        env,
+    )
+    _spawn(
+        state,
+        "kube-scheduler",
+        [
+            str(bin_dir / "kube-scheduler"),
+            *common,
+            f"--secure-port={ports['kube-scheduler']}",
+        ],
+        env,
+    )
+    _spawn(
+        state,
+        "kwok",
+        [
+            str(bin_dir / "kwok"),
+            f"--kubeconfig={kc}",
+            f"--config={STAGES_FILE}",
+            "--manage-all-nodes=true",
+            "--node-ip=127.0.0.1",
+            "--cidr=10.244.0.0/16",
+            "--node-lease-duration-seconds=40",
+            f"--server-address=127.0.0.1:{ports['kwok']}",
+        ],
+        env,
+    )
+    unverified = _unverified_context()
+
+    def serving(url: str) -> Callable[[], bool]:
+        return lambda: http_get(url, unverified)[0] == 200
+
+    for name in ("kube-controller-manager", "kube-scheduler"):
+        _wait(state, name, serving(f"https://127.0.0.1:{ports[name]}/healthz"), 30)
+    kwok_url = f"http://127.0.0.1:{ports['kwok']}/healthz"
+    _wait(state, "kwok", lambda: http_get(kwok_url)[0] == 200, 30)
+
+    for node in FAKE_NODES:
+        status, body = api.request("POST", "/api/v1/nodes", _node_manifest(node))
+        if status not in (201, 409):
+            raise ClusterError(f"creating node {node.name} failed (HTTP {status}): {body}")
+    # kwok marks them Ready, then the node-lifecycle controller lifts the not-ready taint.
+    _wait(state, "kwok", lambda: _nodes_schedulable(api), 40, "making the fake nodes Ready")
+
+
+# --------------------------------------------------------------------------------------------
+# commands
+
+
+@contextlib.contextmanager
+def _lock() -> Iterator[None]:
+    """Serialise up/down of the same state directory (e.g. two pytest sessions)."""
+    digest = hashlib.sha256(str(STATE_DIR).encode()).hexdigest()[:16]
+    path = Path(tempfile.gettempdir()) / f"t9k-cluster-{digest}.lock"
+    with path.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def healthy(state: State | None = None) -> bool:
+    """True if a cluster from `up` runs: every process alive and the API server ready."""
+    state = state or read_state()
+    if state is None or not state.ready or not state.processes:
+        return False
+    if not all(process_alive(p) for p in state.processes):
+        return False
+    try:
+        return Api(state.server).ready()
+    except (OSError, ssl.SSLError):
+        return False
+
+
+def _remove_state(keep_logs: bool = False) -> None:
+    if not STATE_DIR.exists():
+        return
+    if not keep_logs:
+        shutil.rmtree(STATE_DIR)
+        return
+    for child in STATE_DIR.iterdir():
+        if child != LOG_DIR:
+            if child.is_dir():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+
+
+def _teardown() -> None:
+    state = read_state()
+    if state is not None:
+        stop_processes(state.processes)
+
+
+def up(build: bool = True, quiet: bool = False) -> State:
+    """Start the cluster, or reuse the running one (then only the CRDs are re-applied)."""
+    with _lock():
+        state = read_state()
+        if state is not None and healthy(state):
+            names = install_crds(Api(state.server))
+            if not quiet:
+                print(f"[cluster] already running ({len(names)} CRDs applied)")
+                _print_usage(state)
+            return state
+        if state is not None or STATE_FILE.exists():
+            print("[cluster] found a stale cluster in .cluster/; cleaning it up", file=sys.stderr)
+            _teardown()
+        _remove_state()
+
+        t0 = time.monotonic()
+        bin_dir = binary_dir(build)
+        t_bin = time.monotonic() - t0
+        LOG_DIR.mkdir(parents=True)
+        names = ["etcd", "etcd-peer", "kube-apiserver", "kube-controller-manager"]
+        state = State(str(bin_dir), free_ports([*names, "kube-scheduler", "kwok"]))
+        state.save()
+        try:
+            make_pki()
+            _start(state)
+        except BaseException:
+            # Leave nothing running; keep the logs the error message points to.
+            stop_processes(state.processes)
+            _remove_state(keep_logs=True)
+            raise
+        state.ready = True
+        state.save()
+        if not quiet:
+            elapsed = time.monotonic() - t0 - t_bin
+            crds = len(load_crds())
+            print(f"[cluster] ready in {elapsed:.1f}s: {len(FAKE_NODES)} kwok nodes, {crds} CRDs")
+            _print_usage(state)
+        return state
+
+
+def down(quiet: bool = False) -> None:
+    """Stop every process `up` started and remove .cluster/ (no-op when nothing runs)."""
+    with _lock():
+        state = read_state()
+        if state is not None:
+            stop_processes(state.processes)
+        _remove_state()
+        if not quiet:
+            print("[cluster] stopped" if state is not None else "[cluster] nothing to stop")
+
+
+def _print_usage(state: State) -> None:
+    print(
+        f"  export KUBECONFIG={KUBECONFIG}\n"
+        f"  kubectl get nodes          # API server {state.server}\n"
+        f"  logs: {LOG_DIR}/<component>.log\n"
+        "  stop: make cluster-down    (or python tools/cluster.py down)"
+    )
+
+
+def status() -> int:
+    state = read_state()
+    if state is None:
+        print("[cluster] not running (no .cluster/state.json)")
+        return 1
+    for record in state.processes:
+        alive = "running" if process_alive(record) else "DEAD"
+        port = state.ports.get(record.name, "-")
+        print(f"  {record.name:<24} pid {record.pid:<8} {alive:<8} port {port:<6} {record.log}")
+    ok = healthy(state)
+    print(
+        f"[cluster] {'healthy' if ok else 'NOT healthy'}: {state.server}  KUBECONFIG={KUBECONFIG}"
+    )
+    return 0 if ok else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_up = sub.add_parser("up", help="start the cluster (or reuse the running one)")
+    p_up.add_argument(
+        "--no-build",
+        action="store_true",
+        help="fail instead of building missing binaries with tools/ensure-binaries.sh",
+    )
+    sub.add_parser("down", help="stop every process and remove .cluster/")
+    sub.add_parser("status", help="show the processes; exit 1 unless healthy")
+    sub.add_parser("env", help="print `export KUBECONFIG=...`")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "up":
+            up(build=not args.no_build)
+        elif args.command == "down":
+            down()
+        elif args.command == "status":
+            return status()
+        elif args.command == "env":
+            if read_state() is None:
+                print("[cluster] not running; run `make cluster-up` first", file=sys.stderr)
+                return 1
+            print(f"export KUBECONFIG={KUBECONFIG}")
+    except ClusterError as err:
+        print(f"[cluster] error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
