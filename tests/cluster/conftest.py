@@ -1,0 +1,101 @@
+"""Fixtures for tests that talk to the real local control plane (tools/cluster.py).
+
+    def test_something(core_v1: CoreV1Api, namespace: str) -> None: ...
+
+* `cluster` (session): reuses the cluster of `make cluster-up` if it is healthy, otherwise starts
+  one for the session and stops it at the end (set T9K_KEEP_CLUSTER=1 to keep it running).
+* `kubeconfig` (session): path of the admin kubeconfig (also usable by subprocesses).
+* `api_client` (session): a `kubernetes.client.ApiClient` for that kubeconfig.
+* `core_v1` (session): `CoreV1Api` on that client.
+* `namespace` (per test): a fresh namespace, deleted after the test.
+
+If the cluster cannot start the tests are skipped, unless T9K_REQUIRE_CLUSTER=1 (`make test`, CI),
+where it is an error. Every test in this directory is marked `cluster` by tests/conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubernetes import client, config
+
+from tests.cluster.kube_helpers import Cluster
+from tools import cluster as cluster_tool
+
+CLUSTER_SCRIPT = Path(cluster_tool.__file__)
+
+
+def cluster_required() -> bool:
+    """Same rule as tests/conftest.py: CI and `make test` may not skip cluster tests."""
+    return os.environ.get("T9K_REQUIRE_CLUSTER", "") == "1"
+
+
+def _run_tool(*args: str, timeout: float | None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(CLUSTER_SCRIPT), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Cluster]:
+    required = cluster_required()
+    reused = cluster_tool.healthy()
+    # `up` on a healthy cluster only re-applies the CRDs; otherwise it starts a fresh one. Only
+    # where the run must not skip does it build missing binaries (a cold build takes minutes).
+    args = ["up"] if required else ["up", "--no-build"]
+    try:
+        proc = _run_tool(*args, timeout=None if required else 300)
+        failure = None if proc.returncode == 0 else f"{proc.stdout}{proc.stderr}".strip()
+    except subprocess.TimeoutExpired as err:
+        failure = f"`tools/cluster.py up` timed out after {err.timeout}s"
+    if failure is not None:
+        message = f"the local control plane did not start (tools/cluster.py up):\n{failure}"
+        if required:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    state = cluster_tool.read_state()
+    assert state is not None, "tools/cluster.py up succeeded but wrote no state"
+    yield Cluster(cluster_tool.KUBECONFIG, state.server, started_by_session=not reused)
+    if not reused and os.environ.get("T9K_KEEP_CLUSTER", "") != "1":
+        proc = _run_tool("down", timeout=120)
+        assert proc.returncode == 0, f"tools/cluster.py down failed:\n{proc.stdout}{proc.stderr}"
+
+
+@pytest.fixture(scope="session")
+def kubeconfig(cluster: Cluster) -> Path:
+    return cluster.kubeconfig
+
+
+@pytest.fixture(scope="session")
+def api_client(kubeconfig: Path) -> Iterator[client.ApiClient]:
+    api = config.new_client_from_config(config_file=str(kubeconfig))
+    try:
+        yield api
+    finally:
+        api.close()
+
+
+@pytest.fixture(scope="session")
+def core_v1(api_client: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api_client)
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest, core_v1: client.CoreV1Api) -> Iterator[str]:
+    slug = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")[:40].strip("-")
+    name = f"t-{slug}-{uuid.uuid4().hex[:6]}"
+    core_v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    yield name
+    # The namespace controller deletes what is left in it; nothing waits for that.
+    core_v1.delete_namespace(name, propagation_policy="Background")

@@ -1,0 +1,112 @@
+"""Small helpers for the cluster tests: polling with a deadline and pod manifests."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from tools import cluster as cluster_tool
+
+T = TypeVar("T")
+
+# Annotations read by the pod-finish stage in tools/kwok/stages.yaml.
+RUN_FOR = "sim.t9k.dev/run-for"
+EXIT_CODE = "sim.t9k.dev/exit-code"
+REASON = "sim.t9k.dev/reason"
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The running local control plane (the `cluster` fixture)."""
+
+    kubeconfig: Path
+    server: str
+    started_by_session: bool
+    node_names: tuple[str, ...] = tuple(n.name for n in cluster_tool.FAKE_NODES)
+    max_gpus_per_node: int = cluster_tool.MAX_GPUS_PER_NODE
+
+
+def wait_for(
+    fetch: Callable[[], T],
+    done: Callable[[T], bool],
+    what: str,
+    timeout: float = 20.0,
+    interval: float = 0.2,
+) -> T:
+    """Poll `fetch()` until `done(value)`; fail with the last value after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fetch()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"timed out after {timeout:.0f}s waiting for {what}; last: {value}"
+            )
+        time.sleep(interval)
+
+
+def pod(
+    name: str,
+    annotations: dict[str, str] | None = None,
+    containers: tuple[str, ...] = ("main",),
+    init_containers: tuple[str, ...] = (),
+    limits: dict[str, str] | None = None,
+    owner: client.V1OwnerReference | None = None,
+) -> client.V1Pod:
+    """A pod for a kwok node: the image is never pulled, so any name will do."""
+
+    def container(cname: str, res: dict[str, str] | None) -> client.V1Container:
+        resources = client.V1ResourceRequirements(limits=res) if res else None
+        return client.V1Container(name=cname, image="example.invalid/t9k:sim", resources=resources)
+
+    return client.V1Pod(
+        metadata=client.V1ObjectMeta(
+            name=name,
+            annotations=annotations,
+            owner_references=[owner] if owner is not None else None,
+        ),
+        spec=client.V1PodSpec(
+            restart_policy="Never",
+            containers=[container(c, limits) for c in containers],
+            init_containers=[container(c, None) for c in init_containers] or None,
+        ),
+    )
+
+
+def read_pod(core_v1: client.CoreV1Api, namespace: str, name: str) -> Any:
+    return core_v1.read_namespaced_pod(name, namespace)
+
+
+def wait_phase(
+    core_v1: client.CoreV1Api,
+    namespace: str,
+    name: str,
+    phases: tuple[str, ...],
+    timeout: float = 20.0,
+) -> Any:
+    """Wait until the pod is in one of `phases`; return it."""
+    return wait_for(
+        lambda: read_pod(core_v1, namespace, name),
+        lambda p: p.status.phase in phases,
+        f"pod {namespace}/{name} to be {' or '.join(phases)}",
+        timeout,
+    )
+
+
+def pod_gone(core_v1: client.CoreV1Api, namespace: str, name: str) -> bool:
+    try:
+        core_v1.read_namespaced_pod(name, namespace)
+    except ApiException as err:
+        if err.status == 404:
+            return True
+        raise
+    return False
