@@ -1,1 +1,56 @@
-"""Typed SDK for T9k training jobs."""
+"""Typed SDK for T9k training jobs: GenericJob, DeepSpeedJob and ColossalAIJob.
+
+    from t9k_sdk import DeepSpeedJob
+    job = DeepSpeedJob(name="bert", image="...", workers=4, gpus_per_worker=8,
+                       run=["train.py", "--epochs", "3"])
+    print(job.to_yaml())
+
+The names below are the public API; everything in underscore modules is private. The wire models
+are in `t9k_sdk.models` (the builders here `build()` them).
+"""
+
+from t9k_sdk import models
+from t9k_sdk.builders import (
+    PVC,
+    ColossalAIJob,
+    Debug,
+    DeepSpeedJob,
+    Elastic,
+    EmptyDir,
+    GenericJob,
+    Launcher,
+    Replica,
+    Resources,
+    Resume,
+    SecretVolume,
+)
+from t9k_sdk.codecs import AnyJob, dump_all_yaml, from_manifest, load_all_yaml, to_manifest
+from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning, Problem, T9kError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PVC",
+    "AnyJob",
+    "ColossalAIJob",
+    "Debug",
+    "DeepSpeedJob",
+    "Elastic",
+    "EmptyDir",
+    "GenericJob",
+    "InvalidManifestError",
+    "Launcher",
+    "LegacyManifestWarning",
+    "Problem",
+    "Replica",
+    "Resources",
+    "Resume",
+    "SecretVolume",
+    "T9kError",
+    "__version__",
+    "dump_all_yaml",
+    "from_manifest",
+    "load_all_yaml",
+    "models",
+    "to_manifest",
+]

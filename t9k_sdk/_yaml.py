@@ -26,7 +26,8 @@ import yaml
 
 __all__ = ["dump_documents", "load_documents"]
 
-_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./\-]*(?::[A-Za-z0-9_./\-]+)*( [A-Za-z0-9_./\-]+)*")
+_WORD = r"[A-Za-z0-9_./\-=+@,]"
+_PLAIN = re.compile(rf"(?:--?)?[A-Za-z_/]{_WORD}*(?::{_WORD}+)*(?: {_WORD}+(?::{_WORD}+)*)*")
 _QUANTITY = re.compile(r"[1-9][0-9]*(?:Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)")
 # YAML 1.1 (PyYAML) and 1.2 words that would not load back as strings.
 _RESERVED = frozenset(

@@ -478,7 +478,7 @@ class T9kScheduler(K8sModel):
 class SchedulePolicy(K8sModel):
     """SchedulePolicy signals to K8s how the job should be scheduled."""
 
-    t9k_scheduler: T9kScheduler | None = None
+    t9k_scheduler: T9kScheduler | None = Field(default=None, alias="t9kScheduler")
     """T9k Scheduler: the job gets a PodGroup in the named queue and its pods use t9k-scheduler."""
 
 
@@ -511,15 +511,25 @@ def _rename_legacy_enable(data: Any, where: str) -> Any:
     return data
 
 
+def _check_job_name(meta: ObjectMeta) -> ObjectMeta:
+    """metadata.name (or generateName) must exist and be a DNS label: it prefixes pod names."""
+    if meta.name is None:
+        if not meta.generate_name:
+            raise rule_error([("name", "required field is missing (or give generateName)")])
+        return meta
+    if not DNS_LABEL.match(meta.name):
+        raise rule_error([("name", f"{Msg.NAME_DNS}; got {meta.name!r}")])
+    return meta
+
+
+JobMeta = Annotated[ObjectMeta, AfterValidator(_check_job_name)]
+
+
 def _name_problems(meta: ObjectMeta, longest_suffix: int) -> list[tuple[str, str]]:
     """Problems with metadata.name, given the longest '-<type>-<index>' suffix of a pod name."""
     name = meta.name
-    if name is None:
-        if not meta.generate_name:
-            return [("metadata.name", "required field is missing (or give metadata.generateName)")]
-        return []
-    if not DNS_LABEL.match(name):
-        return [("metadata.name", f"{Msg.NAME_DNS}; got {name!r}")]
+    if name is None or not DNS_LABEL.match(name):
+        return []  # reported by _check_job_name
     if len(name) + longest_suffix > MAX_NAME:
         return [
             (
@@ -720,7 +730,7 @@ class GenericJob(_Job):
     """batch.tensorstack.dev/v1beta1"""
     kind: Literal["GenericJob"] = "GenericJob"
     """GenericJob"""
-    metadata: ObjectMeta
+    metadata: JobMeta
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: GenericJobSpec
     """The desired state of the job."""
@@ -961,7 +971,7 @@ class ColossalAIJob(_Job):
     """batch.tensorstack.dev/v1beta1"""
     kind: Literal["ColossalAIJob"] = "ColossalAIJob"
     """ColossalAIJob"""
-    metadata: ObjectMeta
+    metadata: JobMeta
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: ColossalAIJobSpec
     """The desired state of the job."""
@@ -1265,7 +1275,7 @@ class DeepSpeedJob(_Job):
     """batch.tensorstack.dev/v1beta1"""
     kind: Literal["DeepSpeedJob"] = "DeepSpeedJob"
     """DeepSpeedJob"""
-    metadata: ObjectMeta
+    metadata: JobMeta
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: DeepSpeedJobSpec
     """The desired state of the job."""

@@ -1,0 +1,414 @@
+"""Pieces every builder shares: resources, volumes, run modes, scheduling, pod templates."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from t9k_sdk import codecs, models
+from t9k_sdk.errors import InvalidManifestError, problems_from_validation_error
+from t9k_sdk.models import core_v1
+from t9k_sdk.models._base import Bool, Int, Quantity
+
+if TYPE_CHECKING:
+    from typing import Self
+
+__all__ = [
+    "Debug",
+    "EmptyDir",
+    "Env",
+    "PVC",
+    "Resources",
+    "Resume",
+    "SecretVolume",
+    "Volume",
+]
+
+
+class _Piece(BaseModel):
+    """Base of the builder-side value types: frozen, strict, snake_case, closed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+Env = dict[str, str] | list[core_v1.EnvVar]
+"""Environment variables: `{"NAME": "value"}`, or `EnvVar`s for `valueFrom` sources."""
+
+
+class Resources(_Piece):
+    """Compute resources of one replica.
+
+    `Resources(cpu=8, memory="64Gi", gpus=4)` requests and limits exactly that (Guaranteed QoS,
+    what distributed training wants); `requests=`/`limits=` override single entries.
+    """
+
+    cpu: Quantity | None = None
+    """CPU cores, e.g. 8 or "500m"."""
+    memory: Quantity | None = None
+    """Memory, e.g. "64Gi"."""
+    gpus: Annotated[Int, Field(ge=0)] = 0
+    """GPUs per replica (in the `gpu_resource` extended resource)."""
+    gpu_resource: str = "nvidia.com/gpu"
+    """Extended resource name of the GPUs."""
+    requests: dict[str, Quantity] | None = None
+    """Extra or overriding requests."""
+    limits: dict[str, Quantity] | None = None
+    """Extra or overriding limits."""
+
+    def to_requirements(self) -> core_v1.ResourceRequirements:
+        """The `resources` of a container."""
+        base: dict[str, int | str] = {}
+        if self.cpu is not None:
+            base["cpu"] = self.cpu
+        if self.memory is not None:
+            base["memory"] = self.memory
+        if self.gpus:
+            base[self.gpu_resource] = self.gpus
+        requests = {**base, **(self.requests or {})}
+        limits = {**base, **(self.limits or {})}
+        return core_v1.ResourceRequirements(requests=requests or None, limits=limits or None)
+
+
+class PVC(_Piece):
+    """A PersistentVolumeClaim mounted into the training container."""
+
+    claim: str
+    """Name of the claim."""
+    mount_path: str
+    """Where it is mounted, e.g. /workspace."""
+    name: str | None = None
+    """Volume name; defaults to the claim name."""
+    sub_path: str | None = None
+    """Mount only this path of the volume."""
+    read_only: bool = False
+    """Mount read-only."""
+
+    def volume(self) -> dict[str, Any]:
+        """The pod volume."""
+        src: dict[str, Any] = {"claimName": self.claim}
+        if self.read_only:
+            src["readOnly"] = True
+        return {"name": self.name or self.claim, "persistentVolumeClaim": src}
+
+
+class EmptyDir(_Piece):
+    """A scratch directory; `EmptyDir(mount_path="/dev/shm", medium="Memory")` enlarges /dev/shm."""
+
+    mount_path: str
+    """Where it is mounted."""
+    name: str | None = None
+    """Volume name; defaults to one derived from the mount path."""
+    medium: Literal["Memory"] | None = None
+    """`Memory` for a tmpfs."""
+    size_limit: Quantity | None = None
+    """Maximum size, e.g. "8Gi"."""
+    sub_path: str | None = None
+    """Mount only this path of the volume."""
+    read_only: bool = False
+    """Mount read-only."""
+
+    def volume(self) -> dict[str, Any]:
+        """The pod volume."""
+        src: dict[str, Any] = {}
+        if self.medium:
+            src["medium"] = self.medium
+        if self.size_limit is not None:
+            src["sizeLimit"] = self.size_limit
+        return {"name": self.name or _name_from_path(self.mount_path), "emptyDir": src}
+
+
+class SecretVolume(_Piece):
+    """A Secret's keys as files."""
+
+    secret: str
+    """Name of the secret."""
+    mount_path: str
+    """Where it is mounted."""
+    name: str | None = None
+    """Volume name; defaults to the secret name."""
+    sub_path: str | None = None
+    """Mount only this key."""
+    read_only: bool = True
+    """Mount read-only (the default)."""
+
+    def volume(self) -> dict[str, Any]:
+        """The pod volume."""
+        return {"name": self.name or self.secret, "secret": {"secretName": self.secret}}
+
+
+Volume = PVC | EmptyDir | SecretVolume
+"""A volume and where the training container mounts it."""
+
+
+def _name_from_path(path: str) -> str:
+    cleaned = "".join(c if c.isalnum() else "-" for c in path.strip("/").lower())
+    return ("vol-" + cleaned).strip("-")[:63] or "vol"
+
+
+class Debug(_Piece):
+    """Debug mode: pods are created but the training command is replaced (by `sleep inf`, or sshd).
+
+    `debug=True` on a job uses the defaults; `Debug(command=[...], skip_init_containers=True)`
+    overrides them for every replica type, or only for `types`.
+    """
+
+    command: list[str] | None = None
+    """Command run instead of the training program."""
+    skip_init_containers: bool = False
+    """Drop the init containers."""
+    types: list[str] | None = None
+    """Replica types the overrides apply to; all when omitted."""
+
+
+class Resume(_Piece):
+    """What a replica type runs when a paused job resumes (default: its normal command)."""
+
+    command: list[str] | None = None
+    """Command on resume."""
+    args: list[str] | None = None
+    """Arguments on resume."""
+    skip_init_containers: bool = False
+    """Drop the init containers on resume."""
+
+
+class _Builder(BaseModel):
+    """Base of the job builders: validated at construction, immutable, `build()` once."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", use_attribute_docstrings=True, arbitrary_types_allowed=False
+    )
+
+    name: Annotated[str, Field(min_length=1)]
+    """Job name (metadata.name); pods are named after it."""
+    namespace: str | None = None
+    """Namespace; when omitted, `kubectl`'s current namespace."""
+    labels: dict[str, str] | None = None
+    """Labels of the job object."""
+    annotations: dict[str, str] | None = None
+    """Annotations of the job object."""
+    queue: str | None = None
+    """T9k Scheduler queue; the job gets a PodGroup there and gang scheduling."""
+    priority: Annotated[Int, Field(ge=0, le=100)] | None = None
+    """Priority within the queue, 0-100 (needs `queue`)."""
+    debug: Bool | Debug = False
+    """Start in debug mode (True for the defaults, or a `Debug`)."""
+    paused: Bool = False
+    """Create the job paused: no pods until `paused` is set to false."""
+    resume: dict[str, Resume] | None = None
+    """Per replica type overrides applied when the job resumes from pause."""
+
+    @model_validator(mode="after")
+    def _priority_needs_queue(self) -> Self:
+        if self.priority is not None and self.queue is None:
+            raise ValueError("priority needs queue: T9k Scheduler priorities apply within a queue")
+        return self
+
+    def _manifest(self) -> dict[str, Any]:  # pragma: no cover - every builder overrides it
+        raise NotImplementedError
+
+    @cached_property
+    def _built(self) -> codecs.AnyJob:
+        data = self._manifest()
+        cls = models.JOB_KINDS[data["kind"]]
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            subject = f"{type(self).__name__} {self.name!r}"
+            raise InvalidManifestError(subject, problems_from_validation_error(exc, cls)) from None
+
+    def build(self) -> codecs.AnyJob:
+        """The wire model (validated once, then reused)."""
+        return self._built
+
+    def to_dict(self) -> dict[str, Any]:
+        """The manifest as a camelCase dict."""
+        return codecs.to_manifest(self.build())
+
+    def to_yaml(self) -> str:
+        """The manifest as YAML."""
+        return codecs.dump_all_yaml([self.build()])
+
+    # -- helpers for subclasses: wire-shaped dicts, validated once by the kind's model ----------
+
+    def _envelope(self, kind: str, spec: dict[str, Any]) -> dict[str, Any]:
+        meta = {
+            "name": self.name,
+            "namespace": self.namespace,
+            "labels": self.labels,
+            "annotations": self.annotations,
+        }
+        return {
+            "apiVersion": models.API_VERSION,
+            "kind": kind,
+            "metadata": _compact(meta),
+            "spec": _compact(spec),
+        }
+
+    def _common_spec(self, types: list[str]) -> dict[str, Any]:
+        """`scheduler` and `runMode`."""
+        spec: dict[str, Any] = {}
+        if self.queue is not None:
+            spec["scheduler"] = {
+                "t9kScheduler": _compact({"queue": self.queue, "priority": self.priority})
+            }
+        debug: dict[str, Any] | None = None
+        if self.debug is True:
+            debug = {"enabled": True}
+        elif isinstance(self.debug, Debug):
+            d = self.debug
+            debug = {"enabled": True}
+            if d.command is not None or d.skip_init_containers:
+                debug["replicaSpecs"] = [
+                    _compact(
+                        {
+                            "type": t,
+                            "skipInitContainer": d.skip_init_containers or None,
+                            "command": d.command,
+                        }
+                    )
+                    for t in (d.types or types)
+                ]
+        pause: dict[str, Any] | None = None
+        if self.paused or self.resume:
+            pause = _compact(
+                {
+                    "enabled": self.paused or None,
+                    "resumeSpecs": [
+                        _compact(
+                            {
+                                "type": t,
+                                "skipInitContainer": r.skip_init_containers or None,
+                                "command": r.command,
+                                "args": r.args,
+                            }
+                        )
+                        for t, r in (self.resume or {}).items()
+                    ]
+                    or None,
+                }
+            )
+        if debug is not None or pause is not None:
+            spec["runMode"] = _compact({"debug": debug, "pause": pause})
+        return spec
+
+
+def _compact(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` without its None values."""
+    return {k: v for k, v in data.items() if v is not None}
+
+
+class _Container(_Piece):
+    """Settings of the training container and its pod, shared by replicas, workers and launchers.
+
+    `template` is the escape hatch: a full core/v1 pod template (model or dict) used as the base;
+    the other settings are applied on top of it, to the training container.
+    """
+
+    image: str | None = None
+    """Container image."""
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] | None = None
+    """When the kubelet pulls the image."""
+    env: Env | None = None
+    """Environment variables of the training container."""
+    working_dir: str | None = None
+    """Working directory of the training container."""
+    volumes: list[Volume] | None = None
+    """Volumes mounted into the training container."""
+    node_selector: dict[str, str] | None = None
+    """Node labels the pods require."""
+    tolerations: list[dict[str, Any]] | None = None
+    """Taints the pods tolerate."""
+    template: core_v1.PodTemplateSpec | dict[str, Any] | None = None
+    """A raw pod template to start from (escape hatch); the settings above are applied on top."""
+
+    def _template(
+        self,
+        container: str,
+        *,
+        command: list[str] | None = None,
+        args: list[str] | None = None,
+        resources: Resources | core_v1.ResourceRequirements | None = None,
+        ports: dict[str, int] | None = None,
+    ) -> dict[str, Any]:
+        """The pod template: `template` with these settings applied to the training container.
+
+        The training container is the one named `container`, else the template's first one,
+        else a new container of that name.
+        """
+        base = self.template
+        data: dict[str, Any] = (
+            codecs.to_wire(base) if isinstance(base, core_v1.PodTemplateSpec) else dict(base or {})
+        )
+        spec: dict[str, Any] = dict(data.get("spec") or {})
+        containers: list[dict[str, Any]] = [dict(c) for c in spec.get("containers") or []]
+        index = next((i for i, c in enumerate(containers) if c.get("name") == container), None)
+        if index is None and not containers:
+            containers.append({"name": container})
+        c = containers[index or 0]
+        fields: dict[str, Any] = {
+            "image": self.image,
+            "imagePullPolicy": self.image_pull_policy,
+            "command": command,
+            "args": args,
+            "workingDir": self.working_dir,
+        }
+        c.update({k: v for k, v in fields.items() if v is not None})
+        if self.env is not None:
+            c["env"] = _merge_env(c.get("env") or [], self.env)
+        if resources is not None:
+            req = resources.to_requirements() if isinstance(resources, Resources) else resources
+            c["resources"] = codecs.to_wire(req)
+        if ports:
+            c["ports"] = [{"name": n, "containerPort": p} for n, p in ports.items()]
+        if self.volumes:
+            mounts = list(c.get("volumeMounts") or [])
+            vols = list(spec.get("volumes") or [])
+            for v in self.volumes:
+                vol = v.volume()
+                if not any(existing.get("name") == vol["name"] for existing in vols):
+                    vols.append(vol)
+                mount: dict[str, Any] = {"name": vol["name"], "mountPath": v.mount_path}
+                if v.sub_path:
+                    mount["subPath"] = v.sub_path
+                if v.read_only:
+                    mount["readOnly"] = True
+                mounts.append(mount)
+            c["volumeMounts"] = mounts
+            spec["volumes"] = vols
+        if self.node_selector is not None:
+            spec["nodeSelector"] = dict(self.node_selector)
+        if self.tolerations is not None:
+            spec["tolerations"] = list(self.tolerations)
+        spec["containers"] = containers
+        data["spec"] = spec
+        return data
+
+
+def _per_worker_resources(
+    resources: Resources | core_v1.ResourceRequirements | None,
+    gpus: int,
+    cpu: int | str | None,
+    memory: int | str | None,
+) -> Resources | core_v1.ResourceRequirements | None:
+    """`resources`, or one made of the `*_per_worker` shortcuts (giving both is an error)."""
+    shortcuts = gpus or cpu is not None or memory is not None
+    if resources is not None and shortcuts:
+        raise ValueError(
+            "give either resources= or the gpus_per_worker/cpu_per_worker/memory_per_worker"
+            " shortcuts, not both"
+        )
+    if resources is not None:
+        return resources
+    return Resources(cpu=cpu, memory=memory, gpus=gpus) if shortcuts else None
+
+
+def _merge_env(existing: list[dict[str, Any]], env: Env) -> list[dict[str, Any]]:
+    given = (
+        [{"name": k, "value": v} for k, v in env.items()]
+        if isinstance(env, dict)
+        else [codecs.to_wire(e) for e in env]
+    )
+    names = {e["name"] for e in given}
+    return [e for e in existing if e.get("name") not in names] + given

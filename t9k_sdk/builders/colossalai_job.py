@@ -1,0 +1,122 @@
+"""`ColossalAIJob` builder: a launcher runs `colossalai run` against N sshd workers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from t9k_sdk import models
+from t9k_sdk.builders._common import (
+    Resources,
+    _Builder,
+    _compact,
+    _Container,
+    _per_worker_resources,
+)
+from t9k_sdk.models import core_v1
+from t9k_sdk.models._base import Int, Quantity
+
+__all__ = ["ColossalAIJob", "Launcher"]
+
+
+class Launcher(_Container):
+    """The launcher pod. Unset settings (image, working_dir, env) are taken from the job."""
+
+    resources: Resources | core_v1.ResourceRequirements | None = None
+    """Resources of the launcher; it only starts the workers, so little is needed."""
+
+
+class ColossalAIJob(_Builder, _Container):
+    """A ColossalAIJob: `<job>-launcher` runs `colossalai run` over ssh on `workers` pods.
+
+    The workers run `script` from the launcher's working directory, so `working_dir` (applied to
+    the launcher and the workers) must hold the script on the workers.
+
+    Example:
+        ColossalAIJob(name="palm", image="hpcaitech/colossalai:0.3.0", workers=2,
+                      gpus_per_worker=4, script=["train.py", "--distplan=colossalai"],
+                      working_dir="/workspace", volumes=[PVC(claim="code", mount_path="/workspace")])
+    """
+
+    script: Annotated[list[str], Field(min_length=1)]
+    """The training script and its arguments, run on every worker."""
+    workers: Annotated[Int, Field(ge=1)] = 1
+    """Number of worker pods."""
+    gpus_per_worker: Annotated[Int, Field(ge=0)] = 0
+    """GPUs per worker; also the default of `proc_per_worker`."""
+    cpu_per_worker: Quantity | None = None
+    """CPU per worker."""
+    memory_per_worker: Quantity | None = None
+    """Memory per worker."""
+    resources: Resources | core_v1.ResourceRequirements | None = None
+    """Full resources per worker, instead of the `*_per_worker` shortcuts."""
+    proc_per_worker: Annotated[Int, Field(ge=1)] | None = None
+    """Processes per worker (`--nproc_per_node`); defaults to `gpus_per_worker`, or 1."""
+    extra_args: list[str] | None = None
+    """More torchrun arguments."""
+    launcher: Launcher | None = None
+    """Launcher settings; by default it uses the job's image and working directory."""
+    ssh_auth_mount_path: str | None = None
+    """Where the SSH keys are mounted (default /root/.ssh)."""
+    sshd_path: str | None = None
+    """Absolute path of sshd in the image (default /usr/sbin/sshd)."""
+    clean_up_workers: bool | None = None
+    """Delete the workers when the job finishes (the launcher stays for its logs)."""
+    restart_policy: models.RestartPolicyType | None = None
+    """Restart policy of the workers (ColossalAI cannot rejoin a restarted worker)."""
+
+    def _manifest(self) -> dict[str, Any]:
+        resources = _per_worker_resources(
+            self.resources, self.gpus_per_worker, self.cpu_per_worker, self.memory_per_worker
+        )
+        launcher = self.launcher or Launcher()
+        launcher_pod = launcher.model_copy(
+            update={
+                "image": launcher.image or self.image,
+                "working_dir": launcher.working_dir or self.working_dir,
+                "env": launcher.env if launcher.env is not None else self.env,
+                "image_pull_policy": launcher.image_pull_policy or self.image_pull_policy,
+            }
+        )
+        spec = self._common_spec(["launcher", "worker"])
+        spec.update(
+            ssh=_compact({"authMountPath": self.ssh_auth_mount_path, "sshdPath": self.sshd_path})
+            or None,
+            runPolicy=(
+                {"cleanUpWorkers": self.clean_up_workers}
+                if self.clean_up_workers is not None
+                else None
+            ),
+            torchConfig=_compact(
+                {
+                    "procPerWorker": self.proc_per_worker or (self.gpus_per_worker or None),
+                    "script": self.script,
+                    "extraArgs": self.extra_args,
+                }
+            ),
+            replicaSpecs=[
+                {
+                    "type": "launcher",
+                    "replicas": 1,
+                    "template": launcher_pod._template("launcher", resources=launcher.resources),
+                },
+                _compact(
+                    {
+                        "type": "worker",
+                        "replicas": self.workers,
+                        "restartPolicy": (
+                            {"policy": self.restart_policy} if self.restart_policy else None
+                        ),
+                        "template": self._template("worker", resources=resources),
+                    }
+                ),
+            ],
+        )
+        return self._envelope("ColossalAIJob", spec)
+
+    def build(self) -> models.ColossalAIJob:
+        """The wire model."""
+        job = self._built
+        assert isinstance(job, models.ColossalAIJob)  # noqa: S101 - narrowing, not validation
+        return job

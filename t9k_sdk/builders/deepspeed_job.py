@@ -1,0 +1,149 @@
+"""`DeepSpeedJob` builder: N workers; worker-0 launches `deepspeed` over ssh."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Self
+
+from pydantic import Field, model_validator
+
+from t9k_sdk import models
+from t9k_sdk.builders._common import (
+    Resources,
+    _Builder,
+    _Container,
+    _compact,
+    _per_worker_resources,
+    _Piece,
+)
+from t9k_sdk.models import core_v1
+from t9k_sdk.models._base import Int, Quantity
+
+__all__ = ["DeepSpeedJob", "Elastic"]
+
+
+class Elastic(_Piece):
+    """Elastic training: the job runs with `expected` workers, between `min` and `max`."""
+
+    min: Annotated[Int, Field(ge=1)]
+    """Fewest workers (fixed once created)."""
+    max: Annotated[Int, Field(ge=1)]
+    """Most workers (fixed once created)."""
+    expected: Annotated[Int, Field(ge=1)] | None = None
+    """Workers to run now; change it later to scale. Defaults to `workers`."""
+
+
+class DeepSpeedJob(_Builder, _Container):
+    """A DeepSpeedJob: `workers` pods; worker-0 runs `deepspeed` and reaches the others over ssh.
+
+    Exactly one of `run` (a Python script and its arguments), `module`, `exec` or
+    `custom_command` says what to launch.
+
+    Example:
+        DeepSpeedJob(name="bert", image="...", workers=4, gpus_per_worker=8,
+                     run=["train.py", "--deepspeed_config", "ds.json"])
+    """
+
+    workers: Annotated[Int, Field(ge=1)] = 1
+    """Number of worker pods."""
+    gpus_per_worker: Annotated[Int, Field(ge=0)] = 0
+    """GPUs per worker (nvidia.com/gpu); also the default of `slots_per_worker`."""
+    cpu_per_worker: Quantity | None = None
+    """CPU per worker, e.g. 16."""
+    memory_per_worker: Quantity | None = None
+    """Memory per worker, e.g. "64Gi"."""
+    resources: Resources | core_v1.ResourceRequirements | None = None
+    """Full resources per worker, instead of the `*_per_worker` shortcuts."""
+    run: list[str] | None = None
+    """A Python script and its arguments: `deepspeed ... train.py --epochs 3`."""
+    module: list[str] | None = None
+    """A Python module and its arguments: `deepspeed --module ...`."""
+    exec: list[str] | None = None
+    """An executable and its arguments: `deepspeed --no_python ...`."""
+    custom_command: str | None = None
+    """A shell command that replaces the whole launch (the hostfile is still generated)."""
+    slots_per_worker: Annotated[Int, Field(ge=1)] | None = None
+    """Processes per worker; defaults to `gpus_per_worker`, or 1 without GPUs."""
+    local_rank: bool | None = None
+    """Pass --local_rank to the program (default true); false adds --no_local_rank."""
+    autotune: models.AutotuneType | None = None
+    """DeepSpeed autotuning: none, tune or run."""
+    other_args: list[str] | None = None
+    """More `deepspeed` launcher arguments, e.g. ["--master_port=29600"]."""
+    disable_custom_env: bool | None = None
+    """Do not forward the container's environment to the training processes."""
+    restart_policy: models.RestartPolicyType | None = None
+    """Always, OnFailure (default), Never or ExitCode."""
+    backoff_limit: Annotated[Int, Field(ge=0)] | None = None
+    """Restarts allowed before the job fails (default 3)."""
+    active_deadline_seconds: Annotated[Int, Field(ge=1)] | None = None
+    """Seconds the job may run before it is failed."""
+    clean_up_policy: models.CleanUpPolicy | None = None
+    """Which pods to delete when the job finishes: None (default), Unfinished or All."""
+    elastic: Elastic | None = None
+    """Elastic training bounds."""
+
+    @model_validator(mode="after")
+    def _one_launch(self) -> Self:
+        given = [n for n in ("run", "module", "exec", "custom_command") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give only one of run, module, exec, custom_command; got {given}")
+        if not given and not self.debug:
+            raise ValueError(
+                "say what to launch: run=[script, args...], module=[...], exec=[...] or"
+                " custom_command='...' (or debug=True to start the workers without a program)"
+            )
+        return self
+
+    def _manifest(self) -> dict[str, Any]:
+        resources = _per_worker_resources(
+            self.resources, self.gpus_per_worker, self.cpu_per_worker, self.memory_per_worker
+        )
+        run = _compact({"python": self.run, "module": self.module, "exec": self.exec})
+        config = _compact(
+            {
+                "customCommand": self.custom_command,
+                "slotsPerWorker": self.slots_per_worker or (self.gpus_per_worker or None),
+                "localRank": self.local_rank,
+                "autotune": self.autotune,
+                "run": run or None,
+                "otherArgs": self.other_args,
+            }
+        )
+        policy = _compact(
+            {
+                "activeDeadlineSeconds": self.active_deadline_seconds,
+                "backoffLimit": self.backoff_limit,
+                "cleanUpPolicy": self.clean_up_policy,
+            }
+        )
+        elastic = None
+        if self.elastic is not None:
+            elastic = _compact(
+                {
+                    "enabled": True,
+                    "minReplicas": self.elastic.min,
+                    "maxReplicas": self.elastic.max,
+                    "expectedReplicas": self.elastic.expected or self.workers,
+                }
+            )
+        spec = self._common_spec(["worker"])
+        spec.update(
+            runPolicy=policy or None,
+            elastic=elastic,
+            config=config or None,
+            disableCustomEnv=self.disable_custom_env,
+            worker=_compact(
+                {
+                    "replicas": self.workers,
+                    "template": self._template("worker", resources=resources),
+                    "restartPolicy": self.restart_policy,
+                }
+            ),
+        )
+        return self._envelope("DeepSpeedJob", spec)
+
+    def build(self) -> models.DeepSpeedJob:
+        """The wire model."""
+        job = self._built
+        assert isinstance(job, models.DeepSpeedJob)  # noqa: S101 - narrowing, not validation
+        return job

@@ -1,0 +1,108 @@
+"""`GenericJob` builder: any set of replica types, with success and failure rules."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from t9k_sdk import codecs, models
+from t9k_sdk.builders._common import Resources, _Builder, _compact, _Container
+from t9k_sdk.models import core_v1
+from t9k_sdk.models._base import Int
+
+__all__ = ["GenericJob", "Replica"]
+
+
+class Replica(_Container):
+    """One replica type of a GenericJob: `count` pods named `<job>-<type>-<index>`.
+
+    Example:
+        Replica(type="worker", count=4, image="pytorch/pytorch:2.4.0",
+                command=["torchrun", "train.py"], resources=Resources(gpus=8))
+    """
+
+    type: str
+    """Replica type, e.g. master, worker, ps: part of the pod names."""
+    count: Annotated[Int, Field(ge=0)] = 1
+    """Number of replicas of this type."""
+    command: list[str] | None = None
+    """Command of the training container. `$(type)`, `$(rank)`, `$(replicas[t])`,
+    `$(service.t[i].host)` and `$(service.port[name])` are substituted by the operator."""
+    args: list[str] | None = None
+    """Arguments of the training container (same substitutions)."""
+    resources: Resources | core_v1.ResourceRequirements | None = None
+    """Compute resources of each replica."""
+    ports: dict[str, int] | None = None
+    """Named container ports, e.g. {"http": 8080}."""
+    restart_policy: models.RestartPolicyType | None = None
+    """Always, OnFailure (the default), Never or ExitCode (restart on exit codes 128-255)."""
+    restart_limit: Annotated[Int, Field(ge=0)] | None = None
+    """How many times a replica may be restarted (default 0)."""
+    container_name: str | None = None
+    """Name of the training container; defaults to the replica type."""
+
+    def build(self) -> models.ReplicaSpec:
+        """The wire replica spec."""
+        return models.ReplicaSpec.model_validate(self._wire())
+
+    def _wire(self) -> dict[str, Any]:
+        policy = None
+        if self.restart_policy is not None or self.restart_limit is not None:
+            policy = _compact({"policy": self.restart_policy, "limit": self.restart_limit})
+        template = self._template(
+            self.container_name or self.type,
+            command=self.command,
+            args=self.args,
+            resources=self.resources,
+            ports=self.ports,
+        )
+        return _compact(
+            {"type": self.type, "replicas": self.count, "restartPolicy": policy, "template": template}
+        )
+
+
+class GenericJob(_Builder):
+    """A GenericJob: a general-purpose distributed job made of replica types.
+
+    Example:
+        GenericJob(
+            name="mnist",
+            replicas=[Replica(type="worker", count=4, image="...", command=["python", "train.py"])],
+            success_rules=[{"worker": [0]}],
+        )
+    """
+
+    replicas: Annotated[list[Replica], Field(min_length=1)]
+    """The replica types, in order."""
+    success_rules: list[dict[str, list[int]]] | None = None
+    """The job succeeds when every replica of any one rule succeeded; default: all replicas."""
+    failure_rules: list[dict[str, list[int]]] | None = None
+    """The job fails when every replica of any one rule failed; default: any replica."""
+    service_ports: dict[str, int] | list[core_v1.ServicePort] | None = None
+    """Create a service per replica (named like its pod) exposing these ports."""
+    clean_up_policy: models.CleanUpPolicy | None = None
+    """Which pods to delete when the job finishes: None (default), Unfinished or All."""
+
+    def _manifest(self) -> dict[str, Any]:
+        spec = self._common_spec([r.type for r in self.replicas])
+        if self.service_ports is not None:
+            ports = (
+                [{"name": n, "port": p} for n, p in self.service_ports.items()]
+                if isinstance(self.service_ports, dict)
+                else [codecs.to_wire(p) for p in self.service_ports]
+            )
+            spec["service"] = {"ports": ports}
+        spec.update(
+            successRules=self.success_rules,
+            failureRules=self.failure_rules,
+            cleanUpPolicy=self.clean_up_policy,
+            replicaSpecs=[r._wire() for r in self.replicas],
+        )
+        return self._envelope("GenericJob", spec)
+
+    def build(self) -> models.GenericJob:
+        """The wire model."""
+        job = self._built
+        assert isinstance(job, models.GenericJob)  # noqa: S101 - narrowing, not validation
+        return job
