@@ -240,6 +240,9 @@ def _await_reaped(records: Sequence[ProcessRecord], timeout: float = 5.0) -> Non
     """Give init a moment to reap the exited components, so no <defunct> entry lingers."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        for record in records:
+            with contextlib.suppress(ChildProcessError):  # ours only if this process started it
+                os.waitpid(record.pid, os.WNOHANG)
         if not any((stat := _proc_stat(r.pid)) and stat[3] == r.start_ticks for r in records):
             return
         time.sleep(0.05)
@@ -477,10 +480,14 @@ def load_crds() -> list[CrdDoc]:
     return docs
 
 
-def install_crds(api: Api, timeout: float = 30.0) -> list[str]:
-    """Server-side apply every CRD and wait until all are Established; returns their names."""
+def install_crds(api: Api, timeout: float = 30.0) -> tuple[list[str], list[str]]:
+    """Server-side apply every CRD and wait until all are Established.
+
+    Returns (the names of all of them, the names of those that did not exist before).
+    """
     docs = load_crds()
     base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    created = []
     for doc in docs:
         status, body = api.request(
             "PATCH",
@@ -494,6 +501,8 @@ def install_crds(api: Api, timeout: float = 30.0) -> list[str]:
                 f"the API server rejected CRD {doc.name} from"
                 f" {doc.source.relative_to(REPO_ROOT)} (HTTP {status}): {message}"
             )
+        if status == 201:
+            created.append(doc.name)
 
     def established(name: str) -> bool:
         status, body = api.request("GET", f"{base}/{name}")
@@ -513,7 +522,7 @@ def install_crds(api: Api, timeout: float = 30.0) -> list[str]:
             )
         if pending:
             time.sleep(0.2)
-    return [d.name for d in docs]
+    return [d.name for d in docs], created
 
 
 # --------------------------------------------------------------------------------------------
@@ -604,14 +613,60 @@ def _nodes_schedulable(api: Api) -> bool:
     return ready >= {n.name for n in FAKE_NODES}
 
 
-def _start(state: State) -> None:
-    bin_dir = Path(state.bin_dir)
-    ports = state.ports
-    kc = str(KUBECONFIG)
+def _component_env() -> dict[str, str]:
     home = STATE_DIR / "home"  # a clean HOME: kwok must not read ~/.kwok/kwok.yaml
     home.mkdir(exist_ok=True)
     env = {**os.environ, "HOME": str(home)}
     env.pop("KUBECONFIG", None)
+    return env
+
+
+def _common_flags() -> list[str]:
+    """Flags shared by kube-controller-manager and kube-scheduler."""
+    kc = str(KUBECONFIG)
+    return [
+        f"--kubeconfig={kc}",
+        f"--authentication-kubeconfig={kc}",
+        f"--authorization-kubeconfig={kc}",
+        "--bind-address=127.0.0.1",
+        "--leader-elect=false",
+        "--v=1",
+    ]
+
+
+def _kcm_argv(state: State) -> list[str]:
+    return [
+        str(Path(state.bin_dir) / "kube-controller-manager"),
+        *_common_flags(),
+        f"--secure-port={state.ports['kube-controller-manager']}",
+        "--use-service-account-credentials=false",
+        f"--service-account-private-key-file={PKI_DIR / 'sa.key'}",
+        f"--root-ca-file={PKI_DIR / 'ca.crt'}",
+        "--kube-api-qps=100",
+        "--kube-api-burst=200",
+    ]
+
+
+def _healthz(url: str) -> Callable[[], bool]:
+    ctx = _unverified_context()
+    return lambda: http_get(url, ctx)[0] == 200
+
+
+def restart_controller_manager(state: State) -> None:
+    """Restart kube-controller-manager, e.g. so its garbage collector discovers new CRDs now."""
+    name = "kube-controller-manager"
+    old = [r for r in state.processes if r.name == name]
+    stop_processes(old)
+    state.processes = [r for r in state.processes if r.name != name]
+    _spawn(state, name, _kcm_argv(state), _component_env())
+    _wait(state, name, _healthz(f"https://127.0.0.1:{state.ports[name]}/healthz"), 30)
+
+
+def _start(state: State) -> None:
+    bin_dir = Path(state.bin_dir)
+    ports = state.ports
+    kc = str(KUBECONFIG)
+    env = _component_env()
 
     etcd_url = f"http://127.0.0.1:{ports['etcd']}"
     peer_url = f"http://127.0.0.1:{ports['etcd-peer']}"
@@ -672,29 +727,8 @@ def _start(state: State) -> None:
     # be ignored for a while.
     install_crds(api)
 
-    common = [
-        f"--kubeconfig={kc}",
-        f"--authentication-kubeconfig={kc}",
-        f"--authorization-kubeconfig={kc}",
-        "--bind-address=127.0.0.1",
-        "--leader-elect=false",
-        "--v=1",
-    ]
-    _spawn(
-        state,
-        "kube-controller-manager",
-        [
-            str(bin_dir / "kube-controller-manager"),
-            *common,
-            f"--secure-port={ports['kube-controller-manager']}",
-            "--use-service-account-credentials=false",
-            f"--service-account-private-key-file={PKI_DIR / 'sa.key'}",
-            f"--root-ca-file={PKI_DIR / 'ca.crt'}",
-            "--kube-api-qps=100",
-            "--kube-api-burst=200",
-        ],
-        env,
-    )
+    common = _common_flags()
+    _spawn(state, "kube-controller-manager", _kcm_argv(state), env)
     _spawn(
         state,
         "kube-scheduler",
@@ -720,13 +754,8 @@ def _start(state: State) -> None:
         ],
         env,
     )
-    unverified = _unverified_context()
-
-    def serving(url: str) -> Callable[[], bool]:
-        return lambda: http_get(url, unverified)[0] == 200
-
     for name in ("kube-controller-manager", "kube-scheduler"):
-        _wait(state, name, serving(f"https://127.0.0.1:{ports[name]}/healthz"), 30)
+        _wait(state, name, _healthz(f"https://127.0.0.1:{ports[name]}/healthz"), 30)
     kwok_url = f"http://127.0.0.1:{ports['kwok']}/healthz"
     _wait(state, "kwok", lambda: http_get(kwok_url)[0] == 200, 30)
 
@@ -735,7 +764,13 @@ def _start(state: State) -> None:
         if status not in (201, 409):
             raise ClusterError(f"creating node {node.name} failed (HTTP {status}): {body}")
     # kwok marks them Ready, then the node-lifecycle controller lifts the not-ready taint.
-    _wait(state, "kwok", lambda: _nodes_schedulable(api), 40, "making the fake nodes Ready")
+    _wait(
+        state,
+        "kwok",
+        lambda: _nodes_schedulable(api),
+        40,
+        "making the fake nodes Ready (then kube-controller-manager lifts their not-ready taint)",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -793,7 +828,16 @@ def up(build: bool = True, quiet: bool = False) -> State:
     with _lock():
         state = read_state()
         if state is not None and healthy(state):
-            names = install_crds(Api(state.server))
+            names, created = install_crds(Api(state.server))
+            if created:
+                # Otherwise the garbage collector would ignore owner references to the new kinds
+                # until its next discovery resync (30 s).
+                print(
+                    f"[cluster] new CRDs {', '.join(created)}: restarting kube-controller-manager",
+                    file=sys.stderr,
+                )
+                restart_controller_manager(state)
+                state.save()
             if not quiet:
                 print(f"[cluster] already running ({len(names)} CRDs applied)")
                 _print_usage(state)
