@@ -37,9 +37,13 @@ _RESERVED = frozenset(
 )
 # Characters a double-quoted scalar must escape: C0/C1 controls, DEL, line separators (YAML
 # folds them), surrogates, BOM and the two non-characters.
-_NEEDS_ESCAPE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+_NEEDS_ESCAPE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
+)
 # Characters that keep a string out of a literal block.
-_NOT_IN_BLOCK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]")
+_NOT_IN_BLOCK = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufeff\ufffe\uffff]"
+)
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -177,4 +181,4 @@ _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def load_documents(stream: str | bytes | TextIO) -> list[Any]:
     """Every document of a YAML stream (libyaml's safe loader when available)."""
-    return list(yaml.load_all(stream, Loader=_Loader))  # noqa: S506 - a safe loader
+    return list(yaml.load_all(stream, Loader=_Loader))

@@ -1,10 +1,10 @@
 """One serializer and one parser: wire models <-> manifest dicts <-> YAML.
 
-    to_wire(model)             -> dict   (the only `model_dump` in the code base)
-    to_manifest(job)           -> dict   (a job, or a builder: `.build()` first)
-    from_manifest(dict)        -> job    (dispatch on `kind`; errors name every bad field)
-    dump_all_yaml(objects)     -> str    (multi-document, deterministic, diff-stable)
-    load_all_yaml(text | file) -> [job]  (list kinds are expanded into their items)
+to_wire(model)             -> dict   (the only `model_dump` in the code base)
+to_manifest(job)           -> dict   (a job, or a builder: `.build()` first)
+from_manifest(dict)        -> job    (dispatch on `kind`; errors name every bad field)
+dump_all_yaml(objects)     -> str    (multi-document, deterministic, diff-stable)
+load_all_yaml(text | file) -> [job]  (list kinds are expanded into their items)
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TextIO, TypeAlias, cast
+from typing import Any, Protocol, TextIO, TypeAlias
 
 from pydantic import ValidationError
 
@@ -106,7 +106,7 @@ def from_manifest(data: Mapping[str, Any]) -> AnyJob:
             ],
         )
     try:
-        return cast(AnyJob, cls.model_validate(data))
+        return cls.model_validate(data)
     except ValidationError as exc:
         raise InvalidManifestError(subject, problems_from_validation_error(exc, cls)) from None
 
@@ -114,7 +114,9 @@ def from_manifest(data: Mapping[str, Any]) -> AnyJob:
 def _kind_problem(kind: object) -> Problem:
     known = [*models.JOB_KINDS, *models.LIST_KINDS]
     if kind is None:
-        return Problem("kind", f"required field is missing; expected one of {', '.join(models.JOB_KINDS)}")
+        return Problem(
+            "kind", f"required field is missing; expected one of {', '.join(models.JOB_KINDS)}"
+        )
     hint = ""
     if isinstance(kind, str):
         lowered = {k.lower(): k for k in known}
@@ -166,7 +168,9 @@ def load_all_yaml(source: str | bytes | TextIO | Path) -> list[AnyJob]:
             try:
                 jobs.append(from_manifest(item))
             except InvalidManifestError as exc:
-                raise InvalidManifestError(f"document {index} ({exc.subject})", exc.problems) from None
+                raise InvalidManifestError(
+                    f"document {index} ({exc.subject})", exc.problems
+                ) from None
     return jobs
 
 

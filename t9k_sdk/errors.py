@@ -100,7 +100,7 @@ def problems_from_validation_error(
     fields that are allowed there and the nearest one ("did you mean 'slotsPerWorker'?").
     """
     problems: list[Problem] = []
-    for err in exc.errors(include_url=False):
+    for err in _merge_unions(exc.errors(include_url=False)):
         base = format_path([*prefix, *err["loc"]])
         kind = err["type"]
         ctx = err.get("ctx") or {}
@@ -117,7 +117,12 @@ def problems_from_validation_error(
         if kind == "missing":
             problems.append(Problem(base, _PLAIN[kind]))
             continue
+        if kind.startswith("t9k_"):  # our own messages already show the value
+            problems.append(Problem(base, err["msg"]))
+            continue
         message = _PLAIN.get(kind) or _lower_first(err["msg"])
+        if kind == "union_type":
+            message = err["msg"]
         if kind == "value_error":
             message = _lower_first(err["msg"].removeprefix("Value error, "))
         problems.append(Problem(base, f"{message}; got {_show(err['input'])}"))
@@ -181,14 +186,37 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+_UNION_TAGS = {"int": "an integer", "str": "a string", "bool": "true or false", "float": "a number"}
+
+
+def _merge_unions(errors: list[Any]) -> list[Any]:
+    """A value that fails every member of `int | str` yields one error per member (with the
+    member as the last element of `loc`); report it once: "expected an integer or a string"."""
+    merged: list[Any] = []
+    by_loc: dict[tuple[Any, ...], Any] = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        if loc and loc[-1] in _UNION_TAGS and err["type"].endswith("_type"):
+            key = loc[:-1]
+            if key in by_loc:
+                by_loc[key]["_expected"].append(_UNION_TAGS[loc[-1]])
+                continue
+            entry = {**err, "loc": key, "_expected": [_UNION_TAGS[loc[-1]]]}
+            by_loc[key] = entry
+            merged.append(entry)
+        else:
+            merged.append(err)
+    for entry in by_loc.values():
+        entry["msg"] = "expected " + " or ".join(entry.pop("_expected"))
+        entry["type"] = "union_type"
+    return merged
+
+
 def _dedupe(problems: list[Problem]) -> list[Problem]:
-    # A value that fails every member of `int | str` yields one error per member; keep the first.
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     out: list[Problem] = []
     for p in problems:
-        key = p.path.rsplit(".int", 1)[0].rsplit(".str", 1)[0]
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(Problem(key, p.message))
+        if (p.path, p.message) not in seen:
+            seen.add((p.path, p.message))
+            out.append(p)
     return out

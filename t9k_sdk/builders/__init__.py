@@ -1,6 +1,15 @@
 """Builders (L2): intent-level constructors that `build()` the wire models."""
 
-from t9k_sdk.builders._common import PVC, Debug, EmptyDir, Env, Resources, Resume, SecretVolume, Volume
+from t9k_sdk.builders._common import (
+    PVC,
+    Debug,
+    EmptyDir,
+    Env,
+    Resources,
+    Resume,
+    SecretVolume,
+    Volume,
+)
 from t9k_sdk.builders.colossalai_job import ColossalAIJob, Launcher
 from t9k_sdk.builders.deepspeed_job import DeepSpeedJob, Elastic
 from t9k_sdk.builders.generic_job import GenericJob, Replica

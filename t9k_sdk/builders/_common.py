@@ -16,10 +16,10 @@ if TYPE_CHECKING:
     from typing import Self
 
 __all__ = [
+    "PVC",
     "Debug",
     "EmptyDir",
     "Env",
-    "PVC",
     "Resources",
     "Resume",
     "SecretVolume",

@@ -118,5 +118,5 @@ class ColossalAIJob(_Builder, _Container):
     def build(self) -> models.ColossalAIJob:
         """The wire model."""
         job = self._built
-        assert isinstance(job, models.ColossalAIJob)  # noqa: S101 - narrowing, not validation
+        assert isinstance(job, models.ColossalAIJob)
         return job

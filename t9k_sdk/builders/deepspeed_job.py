@@ -10,8 +10,8 @@ from t9k_sdk import models
 from t9k_sdk.builders._common import (
     Resources,
     _Builder,
-    _Container,
     _compact,
+    _Container,
     _per_worker_resources,
     _Piece,
 )
@@ -84,7 +84,9 @@ class DeepSpeedJob(_Builder, _Container):
 
     @model_validator(mode="after")
     def _one_launch(self) -> Self:
-        given = [n for n in ("run", "module", "exec", "custom_command") if getattr(self, n) is not None]
+        given = [
+            n for n in ("run", "module", "exec", "custom_command") if getattr(self, n) is not None
+        ]
         if len(given) > 1:
             raise ValueError(f"give only one of run, module, exec, custom_command; got {given}")
         if not given and not self.debug:
@@ -145,5 +147,5 @@ class DeepSpeedJob(_Builder, _Container):
     def build(self) -> models.DeepSpeedJob:
         """The wire model."""
         job = self._built
-        assert isinstance(job, models.DeepSpeedJob)  # noqa: S101 - narrowing, not validation
+        assert isinstance(job, models.DeepSpeedJob)
         return job

@@ -58,7 +58,12 @@ class Replica(_Container):
             ports=self.ports,
         )
         return _compact(
-            {"type": self.type, "replicas": self.count, "restartPolicy": policy, "template": template}
+            {
+                "type": self.type,
+                "replicas": self.count,
+                "restartPolicy": policy,
+                "template": template,
+            }
         )
 
 
@@ -104,5 +109,5 @@ class GenericJob(_Builder):
     def build(self) -> models.GenericJob:
         """The wire model."""
         job = self._built
-        assert isinstance(job, models.GenericJob)  # noqa: S101 - narrowing, not validation
+        assert isinstance(job, models.GenericJob)
         return job

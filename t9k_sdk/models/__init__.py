@@ -39,7 +39,7 @@ LIST_KINDS: dict[str, type[GenericJobList] | type[DeepSpeedJobList] | type[Colos
 }
 """List classes by kind."""
 
-__all__ = [  # noqa: PLE0604
+__all__ = [
     "JOB_KINDS",
     "LIST_KINDS",
     "AnyJob",

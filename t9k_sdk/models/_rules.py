@@ -45,6 +45,8 @@ class Msg:
     )
     ELASTIC_ORDER = "elastic replicas need minReplicas <= expectedReplicas <= maxReplicas"
     ELASTIC_BOUNDS = "elastic training needs minReplicas and maxReplicas when enabled"
+    ELASTIC_IMMUTABLE = "elastic minReplicas and maxReplicas cannot be changed once the job exists"
+    RESUME_IMMUTABLE = "runMode.pause.resumeSpecs cannot be changed once the job exists"
     CAIJ_LAUNCHER = (
         "a ColossalAIJob needs exactly one replica spec of type launcher, with replicas 1"
     )

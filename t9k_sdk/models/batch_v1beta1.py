@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Self
 
 from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
@@ -87,7 +87,7 @@ __all__ = [
 
 GROUP = "batch.tensorstack.dev"
 VERSION = "v1beta1"
-API_VERSION = f"{GROUP}/{VERSION}"
+API_VERSION: Final = "batch.tensorstack.dev/v1beta1"
 
 # Bounds that keep the CEL rules of the CRDs within the API server's cost budget.
 MAX_REPLICA_SPECS = 16
@@ -113,13 +113,9 @@ ReplicaTypeName = Annotated[
 
 
 def _decimal_index(value: int | str) -> int | str:
-    if isinstance(value, str) and not value.isdigit():
+    if (isinstance(value, str) and not value.isdigit()) or (isinstance(value, int) and value < 0):
         raise PydanticCustomError(
-            "t9k_index", "replica index must be a non-negative integer; got {value!r}", {"value": value}
-        )
-    if isinstance(value, int) and value < 0:
-        raise PydanticCustomError(
-            "t9k_index", "replica index must be a non-negative integer; got {value!r}", {"value": value}
+            "t9k_index", f"replica index must be a non-negative integer; got {value!r}"
         )
     return value
 
@@ -385,9 +381,7 @@ class DebugMode(K8sModel):
 
     enabled: Bool | None = wire_default(False)
     """Whether to enable debug mode."""
-    replica_specs: list[ReplicaDebugSet] | None = Field(
-        default=None, max_length=MAX_REPLICA_SPECS
-    )
+    replica_specs: list[ReplicaDebugSet] | None = Field(default=None, max_length=MAX_REPLICA_SPECS)
     """If provided, these specs provide overwriting values for job replicas."""
 
     @model_validator(mode="before")
@@ -411,6 +405,18 @@ class ResumeSpec(K8sModel):
 
 class PauseMode(K8sModel):
     """PauseMode configs whether and how to start a job in pause mode."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                cel(
+                    "has(self.resumeSpecs) == has(oldSelf.resumeSpecs) && (!has(self.resumeSpecs)"
+                    " || self.resumeSpecs == oldSelf.resumeSpecs)",
+                    Msg.RESUME_IMMUTABLE,
+                )
+            ]
+        }
+    )
 
     enabled: Bool | None = wire_default(False)
     """Whether to enable pause mode."""
@@ -543,8 +549,7 @@ def _name_problems(meta: ObjectMeta, longest_suffix: int) -> list[tuple[str, str
 
 _NAME_CEL = cel(
     "!has(self.metadata.name) || self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",
-    Msg.NAME_DNS,
-    ".metadata.name",
+    f"metadata.name {Msg.NAME_DNS}",
 )
 
 
@@ -593,7 +598,10 @@ def _finish_rule_problems(
             if rtype not in counts:
                 known = ", ".join(repr(t) for t in counts)
                 problems.append(
-                    (f"{field}[{i}].{rtype}", f"{Msg.FINISH_RULES}; no replica type {rtype!r} (types: {known})")
+                    (
+                        f"{field}[{i}].{rtype}",
+                        f"{Msg.FINISH_RULES}; no replica type {rtype!r} (types: {known})",
+                    )
                 )
                 continue
             for j, index in enumerate(indices):
@@ -641,9 +649,10 @@ class GenericJobSpec(K8sModel):
     """If specified, the pod will be dispatched by the specified scheduler. Otherwise, the pod will be dispatched by the default scheduler."""
     replica_specs: Annotated[
         list[ReplicaSpec],
-        Field(min_length=1, max_length=MAX_REPLICA_SPECS),
-        WithJsonSchema(
-            {
+        Field(
+            min_length=1,
+            max_length=MAX_REPLICA_SPECS,
+            json_schema_extra={
                 "x-kubernetes-validations": [
                     cel("self.all(r, self.exists_one(s, s.type == r.type))", Msg.TYPES_UNIQUE),
                     cel(
@@ -653,7 +662,6 @@ class GenericJobSpec(K8sModel):
                     ),
                 ]
             },
-            mode="validation",
         ),
     ]
     """List of replica specs belonging to the job. There must be at least one replica defined for a Job."""
@@ -720,7 +728,6 @@ class GenericJob(_Job):
                     " size(self.metadata.name) + size(r.type)"
                     f" + size(string({replicas_of('r')} - 1)) + 2 <= 63)",
                     Msg.POD_NAME_LENGTH,
-                    ".metadata.name",
                 ),
             ]
         }
@@ -827,7 +834,12 @@ def _legacy_colossalai(data: Any) -> Any:
         return data
     if "replicaSpecs" in data or "replica_specs" in data or "torchConfig" in data:
         raise rule_error(
-            [("", "mixes the legacy launcher/worker fields with replicaSpecs/torchConfig; use one schema")]
+            [
+                (
+                    "",
+                    "mixes the legacy launcher/worker fields with replicaSpecs/torchConfig; use one schema",
+                )
+            ]
         )
     warnings.warn(
         "ColossalAIJob spec.launcher/spec.worker is the legacy schema; converted to"
@@ -842,7 +854,9 @@ def _legacy_colossalai(data: Any) -> Any:
         raise rule_error([("", "legacy launcher and worker must be mappings")])
     unknown_l = set(launcher) - {"image", "workingDir", "env", "resources"}
     unknown_w = set(worker) - {"replicas", "procPerWorker", "command", "torchArgs", "template"}
-    problems = [(f"launcher.{k}", "unknown field of the legacy launcher") for k in sorted(unknown_l)]
+    problems = [
+        (f"launcher.{k}", "unknown field of the legacy launcher") for k in sorted(unknown_l)
+    ]
     problems += [(f"worker.{k}", "unknown field of the legacy worker") for k in sorted(unknown_w)]
     if problems:
         raise rule_error(problems)
@@ -890,9 +904,10 @@ class ColossalAIJobSpec(K8sModel):
     """Describes how to start the colossalai job."""
     replica_specs: Annotated[
         list[ColossalAIReplicaSpec],
-        Field(min_length=1, max_length=MAX_REPLICA_SPECS),
-        WithJsonSchema(
-            {
+        Field(
+            min_length=1,
+            max_length=MAX_REPLICA_SPECS,
+            json_schema_extra={
                 "x-kubernetes-validations": [
                     cel("self.all(r, self.exists_one(s, s.type == r.type))", Msg.TYPES_UNIQUE),
                     cel(
@@ -903,7 +918,6 @@ class ColossalAIJobSpec(K8sModel):
                     cel("self.exists(r, r.type == 'worker')", Msg.CAIJ_WORKER),
                 ]
             },
-            mode="validation",
         ),
     ]
     """List of replica specs belonging to the job: one launcher and the workers."""
@@ -929,9 +943,18 @@ class ColossalAIJobSpec(K8sModel):
         for i, r in enumerate(self.replica_specs):
             if r.type != ColossalAIReplicaType.WORKER:
                 continue
-            names = [c.name for c in (r.template.spec.containers if r.template and r.template.spec else None) or ()]
+            names = [
+                c.name
+                for c in (r.template.spec.containers if r.template and r.template.spec else None)
+                or ()
+            ]
             if "worker" not in names:
-                problems.append((f"replicaSpecs[{i}].template.spec.containers", f"{Msg.CAIJ_WORKER_CONTAINER}; found {names}"))
+                problems.append(
+                    (
+                        f"replicaSpecs[{i}].template.spec.containers",
+                        f"{Msg.CAIJ_WORKER_CONTAINER}; found {names}",
+                    )
+                )
         problems += [
             (f"runMode.{path}", f"{Msg.MODE_TYPES}; no replica type {t!r}")
             for path, t in (self.run_mode.mode_types() if self.run_mode else ())
@@ -961,7 +984,6 @@ class ColossalAIJob(_Job):
                     " size(self.metadata.name) + size(r.type)"
                     f" + size(string({replicas_of('r')} - 1)) + 2 <= 63)",
                     Msg.POD_NAME_LENGTH,
-                    ".metadata.name",
                 ),
             ]
         }
@@ -1054,22 +1076,24 @@ class Config(K8sModel):
     """Parameters for running the autotuning process to find configurations for a training job on a particular cluster/machine."""
     run: RunType | None = None
     """Mechanism to start the training program."""
-    other_args: Annotated[
-        list[str],
-        Field(max_length=MAX_ARGS),
-        WithJsonSchema(
-            {
-                "x-kubernetes-validations": [
-                    cel(
-                        "!self.exists(a, a in ['--no_local_rank', '--autotuning', '--module',"
-                        " '--no_python'] || a.startsWith('--autotuning='))",
-                        Msg.OTHER_ARGS,
-                    )
-                ]
-            },
-            mode="validation",
-        ),
-    ] | None = None
+    other_args: (
+        Annotated[
+            list[str],
+            Field(
+                max_length=MAX_ARGS,
+                json_schema_extra={
+                    "x-kubernetes-validations": [
+                        cel(
+                            "!self.exists(a, a in ['--no_local_rank', '--autotuning', '--module',"
+                            " '--no_python'] || a.startsWith('--autotuning='))",
+                            Msg.OTHER_ARGS,
+                        )
+                    ]
+                },
+            ),
+        ]
+        | None
+    ) = None
     """Setting up other command line args for the deepspeed job."""
 
     @model_validator(mode="after")
@@ -1103,6 +1127,13 @@ class ElasticConfig(K8sModel):
                     " || self.expectedReplicas <= self.maxReplicas)))",
                     Msg.ELASTIC_ORDER,
                 ),
+                cel(
+                    "has(self.minReplicas) == has(oldSelf.minReplicas) && has(self.maxReplicas)"
+                    " == has(oldSelf.maxReplicas) && (!has(self.minReplicas) || self.minReplicas"
+                    " == oldSelf.minReplicas) && (!has(self.maxReplicas) || self.maxReplicas"
+                    " == oldSelf.maxReplicas)",
+                    Msg.ELASTIC_IMMUTABLE,
+                ),
             ]
         }
     )
@@ -1125,7 +1156,9 @@ class ElasticConfig(K8sModel):
     def _bounds(self) -> Self:
         lo, hi, want = self.min_replicas, self.max_replicas, self.expected_replicas
         if self.enabled and (lo is None or hi is None):
-            raise rule_error([("", f"{Msg.ELASTIC_BOUNDS}; got minReplicas={lo}, maxReplicas={hi}")])
+            raise rule_error(
+                [("", f"{Msg.ELASTIC_BOUNDS}; got minReplicas={lo}, maxReplicas={hi}")]
+            )
         ordered = [v for v in (lo, want, hi) if v is not None]
         if ordered != sorted(ordered):
             raise rule_error(
@@ -1265,7 +1298,6 @@ class DeepSpeedJob(_Job):
                         " : (has(self.spec.worker.replicas) ? self.spec.worker.replicas : 1))",
                     ),
                     Msg.POD_NAME_LENGTH,
-                    ".metadata.name",
                 ),
             ]
         }

@@ -1,0 +1,127 @@
+"""Offline validation of manifests, as strict as the API server and `kubectl --validate=strict`.
+
+`validate_manifest(data)` returns every problem of one manifest document (an empty list means it
+is valid): a wrong `kind` or `apiVersion`, schema errors and the cross-field rules of the models
+(the same rules the CRDs enforce with CEL), and, inside the core/v1 parts the models keep open
+(pod templates, service ports, metadata), fields that are unknown or of the wrong type according
+to the upstream Kubernetes schema. The SDK keeps such fields through a round-trip; the API server
+would drop them (pruning) or reject the object, so validation reports them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from t9k_sdk import codecs, crds, models
+from t9k_sdk.errors import InvalidManifestError, Problem
+
+__all__ = ["validate_manifest"]
+
+
+def validate_manifest(data: Mapping[str, Any]) -> list[Problem]:
+    """Every problem of one job manifest; an empty list when the manifest is valid."""
+    problems: list[Problem] = []
+    try:
+        codecs.from_manifest(data)
+    except InvalidManifestError as exc:
+        problems.extend(exc.problems)
+    kind = data.get("kind") if isinstance(data, Mapping) else None
+    cls = models.JOB_KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is not None:
+        known = {p.path for p in problems}
+        for problem in _schema_problems(cls, data):
+            if problem.path not in known and not any(
+                problem.path.startswith(k + ".") or problem.path.startswith(k + "[") for k in known
+            ):
+                problems.append(problem)
+    return problems
+
+
+@cache
+def _schema(kind: str) -> dict[str, Any]:
+    schema = crds.structural_schema(models.JOB_KINDS[kind])
+    meta = crds.core_definitions()["meta.ObjectMeta"]
+    return {**schema, "properties": {**schema["properties"], "metadata": meta}}
+
+
+def _schema_problems(cls: type[models.K8sModel], data: Mapping[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+    _check(data, _schema(cls.__name__), "", problems)
+    return problems
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _check(value: Any, schema: Mapping[str, Any], path: str, out: list[Problem]) -> None:
+    ref = schema.get("$ref")
+    if ref is not None:
+        schema = {
+            **crds.core_definitions()[ref],
+            **{k: v for k, v in schema.items() if k != "$ref"},
+        }
+    if value is None:
+        return  # absent; "required" is checked by the parent
+    if schema.get("x-kubernetes-int-or-string"):
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            out.append(Problem(path, f"expected an integer or a string; got {value!r}"))
+        return
+    expected = schema.get("type")
+    if expected is not None:
+        types = _TYPES.get(expected, ())
+        if not isinstance(value, types) or (expected != "boolean" and isinstance(value, bool)):
+            out.append(Problem(path, f"expected {_article(expected)}; got {_show(value)}"))
+            return
+    if isinstance(value, dict):
+        if schema.get("x-kubernetes-preserve-unknown-fields"):
+            return
+        props: Mapping[str, Any] = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for name in schema.get("required") or ():
+            if name not in value:
+                out.append(Problem(_join(path, name), "required field is missing"))
+        for key, item in value.items():
+            if key in props:
+                _check(item, props[key], _join(path, key), out)
+            elif isinstance(extra, Mapping):
+                _check(item, extra, _join(path, key), out)
+            elif props:
+                close = difflib.get_close_matches(str(key), list(props), n=1, cutoff=0.6)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                message = f"unknown field {key!r}; {hint}allowed: {', '.join(props)}"
+                out.append(Problem(_join(path, key), message))
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            for i, item in enumerate(value):
+                _check(item, items, _join(path, i), out)
+    elif "enum" in schema and value not in schema["enum"]:
+        allowed = ", ".join(repr(v) for v in schema["enum"])
+        out.append(Problem(path, f"must be one of {allowed}; got {value!r}"))
+
+
+def _article(type_name: str) -> str:
+    return {"object": "a mapping", "array": "a list", "integer": "an integer"}.get(
+        type_name, f"a {type_name}"
+    )
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
