@@ -224,7 +224,10 @@ def stop_processes(records: Sequence[ProcessRecord], grace: float = 10.0) -> Non
         time.sleep(0.1)
     for record in records:
         if _signal_session(record, signal.SIGKILL):
-            print(f"[cluster] {record.name} ignored SIGTERM; killed", file=sys.stderr)
+            print(
+                f"[cluster] {record.name} still running {grace:.0f}s after SIGTERM; killed",
+                file=sys.stderr,
+            )
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
         if not any(process_alive(r) or _session_members(r.pid) for r in records):
@@ -488,21 +491,25 @@ def install_crds(api: Api, timeout: float = 30.0) -> tuple[list[str], list[str]]
     docs = load_crds()
     base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     created = []
+    rejected = []
     for doc in docs:
         status, body = api.request(
             "PATCH",
             f"{base}/{doc.name}?fieldManager={FIELD_MANAGER}&force=true",
             doc.body,
             content_type="application/apply-patch+yaml",
+            timeout=60,
         )
         if status not in (200, 201):
             message = body.get("message") if isinstance(body, dict) else body
-            raise ClusterError(
+            rejected.append(
                 f"the API server rejected CRD {doc.name} from"
                 f" {doc.source.relative_to(REPO_ROOT)} (HTTP {status}): {message}"
             )
-        if status == 201:
+        elif status == 201:
             created.append(doc.name)
+    if rejected:
+        raise ClusterError("\n".join(rejected))
 
     def established(name: str) -> bool:
         status, body = api.request("GET", f"{base}/{name}")
