@@ -213,15 +213,31 @@ def _signal_session(record: ProcessRecord, sig: signal.Signals) -> bool:
 
 
 def stop_processes(records: Sequence[ProcessRecord], grace: float = 10.0) -> None:
-    """SIGTERM every component (in reverse start order), then SIGKILL what is left after `grace`."""
+    """Stop the clients of the API server, then the API server, then etcd.
+
+    An API server whose etcd is already gone does not finish its graceful shutdown, so the
+    storage goes last.
+    """
+    tiers = (("etcd",), ("kube-apiserver",))
+    last = {name for tier in tiers for name in tier}
+    _stop_together([r for r in records if r.name not in last], grace)
+    for tier in reversed(tiers):
+        _stop_together([r for r in records if r.name in tier], grace)
+    _await_reaped(records)
+
+
+def _stop_together(records: Sequence[ProcessRecord], grace: float) -> None:
+    """SIGTERM the components, then SIGKILL what is left after `grace` seconds."""
+    if not records:
+        return
     for record in reversed(records):
         _signal_session(record, signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
         if not any(process_alive(r) or _session_members(r.pid) for r in records):
-            _await_reaped(records)
             return
-        time.sleep(0.1)
+        _reap_children(records)
+        time.sleep(0.05)
     for record in records:
         if _signal_session(record, signal.SIGKILL):
             print(
@@ -233,19 +249,23 @@ def stop_processes(records: Sequence[ProcessRecord], grace: float = 10.0) -> Non
         if not any(process_alive(r) or _session_members(r.pid) for r in records):
             break
         time.sleep(0.1)
-    _await_reaped(records)
     left = [r.name for r in records if process_alive(r) or _session_members(r.pid)]
     if left:
         raise ClusterError(f"processes survived SIGKILL: {', '.join(left)}")
+
+
+def _reap_children(records: Sequence[ProcessRecord]) -> None:
+    """Reap the components that this very process started (after a failed `up`)."""
+    for record in records:
+        with contextlib.suppress(ChildProcessError):  # not our child: init reaps it
+            os.waitpid(record.pid, os.WNOHANG)
 
 
 def _await_reaped(records: Sequence[ProcessRecord], timeout: float = 5.0) -> None:
     """Give init a moment to reap the exited components, so no <defunct> entry lingers."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for record in records:
-            with contextlib.suppress(ChildProcessError):  # ours only if this process started it
-                os.waitpid(record.pid, os.WNOHANG)
+        _reap_children(records)
         if not any((stat := _proc_stat(r.pid)) and stat[3] == r.start_ticks for r in records):
             return
         time.sleep(0.05)
@@ -945,6 +965,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `up | head -1`: the command itself did its work
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
