@@ -91,7 +91,7 @@ API_VERSION: Final = "batch.tensorstack.dev/v1beta1"
 
 # Bounds that keep the CEL rules of the CRDs within the API server's cost budget.
 MAX_REPLICA_SPECS = 16
-MAX_RULES = 32
+MAX_RULES = 16
 MAX_RULE_INDICES = 128
 MAX_ARGS = 256
 

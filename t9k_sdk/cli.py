@@ -1,0 +1,720 @@
+"""The `t9k-sdk` command: render Python job definitions to YAML, validate manifests, print CRDs.
+
+    t9k-sdk render jobs/ -o manifests/       # one YAML file per job
+    t9k-sdk render pkg.jobs > jobs.yaml      # or one multi-document stream on stdout
+    t9k-sdk validate manifests/*.yaml        # exit 1 on any problem
+    t9k-sdk crds -o deploy/crds/             # the CustomResourceDefinitions
+
+Exit status: 0 success; 1 invalid jobs or manifests, or nothing found; 2 usage errors.
+
+The command functions only parse arguments and print; the work is done by the functions below
+them, which return data (`_find_sources`, `_load_jobs`, `_render`, `_validate_text`, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import itertools
+import os
+import re
+import sys
+import sysconfig
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeAlias
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from t9k_sdk import __version__, builders, codecs, models
+from t9k_sdk.crds import generate_crds
+from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
+from t9k_sdk.validation import validate_manifest
+
+__all__ = ["main"]
+
+_OK, _INVALID, _USAGE = 0, 1, 2
+
+_Job: TypeAlias = (
+    builders.GenericJob
+    | builders.DeepSpeedJob
+    | builders.ColossalAIJob
+    | models.GenericJob
+    | models.DeepSpeedJob
+    | models.ColossalAIJob
+)
+_JOB_TYPES = (
+    builders.GenericJob,
+    builders.DeepSpeedJob,
+    builders.ColossalAIJob,
+    models.GenericJob,
+    models.DeepSpeedJob,
+    models.ColossalAIJob,
+)
+
+
+class _UsageError(Exception):
+    """The command line asks for something impossible (exit 2)."""
+
+
+# -- render: find the sources ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A Python file (by path) or an importable module (by name) that defines jobs."""
+
+    label: str
+    """How messages name it: the path as the user wrote it, or the module name."""
+    path: Path | None = None
+    """The file; None for a module, whose name is the label."""
+
+
+_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _find_sources(args: Sequence[str]) -> list[_Source]:
+    """The files and modules named by `render`'s arguments, in order, each once.
+
+    A directory stands for every `*.py` below it (sorted; directories whose name starts with `.`
+    or `_` are skipped). Raises `_UsageError` for an argument that is none of file, directory
+    or module name.
+    """
+    sources: list[_Source] = []
+    for arg in args:
+        path = Path(arg)
+        if path.is_dir():
+            files = [
+                p
+                for p in path.rglob("*.py")
+                if p.is_file()
+                and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts[:-1])
+            ]
+            if not files:
+                raise _UsageError(f"{arg}: directory has no Python files (*.py)")
+            files.sort(key=lambda p: p.relative_to(path).parts)
+            sources.extend(_Source(str(p), path=p) for p in files)
+        elif path.is_file():
+            if path.suffix != ".py":
+                hint = (
+                    "; to check YAML manifests use `t9k-sdk validate`"
+                    if path.suffix in (".yaml", ".yml", ".json")
+                    else ""
+                )
+                raise _UsageError(f"{arg}: not a Python file (*.py){hint}")
+            sources.append(_Source(arg, path=path))
+        elif path.exists():
+            raise _UsageError(f"{arg}: not a regular file or directory")
+        elif _MODULE_NAME.fullmatch(arg) and not arg.endswith(".py"):
+            sources.append(_Source(arg))
+        else:
+            raise _UsageError(f"{arg}: no such file or directory")
+    unique: dict[Path | str, _Source] = {}
+    for source in sources:
+        key = source.path.resolve() if source.path is not None else source.label
+        unique.setdefault(key, source)
+    return list(unique.values())
+
+
+# -- render: import them --------------------------------------------------------------------
+
+
+class _ImportFailure(Exception):
+    """A source could not be imported; `str()` is the message for the user."""
+
+
+_counter = itertools.count()
+
+
+def _import_source(source: _Source) -> ModuleType:
+    """Import a source. Raises `_UsageError` for an unknown module, `_ImportFailure` otherwise."""
+    try:
+        if source.path is not None:
+            return _import_file(source.path)
+        return _import_module(source.label)
+    except ModuleNotFoundError as exc:
+        wanted = source.label
+        if (
+            source.path is None
+            and exc.name is not None
+            and (wanted == exc.name or wanted.startswith(exc.name + "."))
+        ):
+            raise _UsageError(
+                f"{wanted}: no such file, directory or Python module"
+                f" (module {exc.name!r} not found; is it on PYTHONPATH?)"
+            ) from None
+        raise _ImportFailure(_describe_import_error(source, exc)) from None
+    except (Exception, SystemExit) as exc:
+        raise _ImportFailure(_describe_import_error(source, exc)) from None
+
+
+def _import_file(path: Path) -> ModuleType:
+    """Import a file under a unique module name, with its directory on `sys.path` meanwhile."""
+    stem = re.sub(r"\W", "_", path.stem)
+    name = f"_t9k_render_{next(_counter)}_{stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover - only for non-.py files
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    directory = str(path.resolve().parent)
+    sys.modules[name] = module  # classes defined in the file resolve their module through it
+    sys.path.insert(0, directory)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    finally:
+        if directory in sys.path:
+            sys.path.remove(directory)
+    return module
+
+
+def _import_module(name: str) -> ModuleType:
+    """Import a module by name, with the current directory on `sys.path` (as `python -m` does)."""
+    cwd = os.getcwd()
+    sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(name)
+    finally:
+        if cwd in sys.path:
+            sys.path.remove(cwd)
+
+
+def _describe_import_error(source: _Source, exc: BaseException) -> str:
+    """The failure as a user reads it: where in their code, then what went wrong."""
+    lines = [f"cannot import {source.label}:"]
+    tb = traceback.TracebackException.from_exception(exc)
+    frames = [f for f in tb.stack if not _is_machinery(f.filename)]
+    frames = [f for f in frames if not _is_library(f.filename)] or frames
+    if frames and not isinstance(exc, SyntaxError):
+        for frame in traceback.StackSummary.from_list(frames).format():
+            lines.extend("  " + line for line in frame.rstrip("\n").split("\n"))
+    if isinstance(exc, ValidationError):
+        lines.append(f"  {exc.title} is invalid:")
+        lines.extend(f"    - {p}" for p in problems_from_validation_error(exc, _model_for(exc)))
+    elif isinstance(exc, InvalidManifestError):
+        lines.append(f"  {exc.subject} is invalid:")
+        lines.extend(f"    - {p}" for p in exc.problems)
+    else:
+        for chunk in tb.format_exception_only():
+            lines.extend("  " + line for line in chunk.rstrip("\n").split("\n"))
+    return "\n".join(lines)
+
+
+def _is_machinery(filename: str) -> bool:
+    """Frames of the import system and of this module, which mean nothing to the user."""
+    return filename.startswith("<frozen ") or filename == __file__
+
+
+_LIBRARIES = tuple(
+    os.path.join(Path(p).resolve(), "")
+    for p in {
+        str(Path(__file__).parent),
+        *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")),
+    }
+)
+
+
+def _is_library(filename: str) -> bool:
+    """Frames of the SDK, the standard library and installed packages: not the user's code."""
+    return str(Path(filename).resolve()).startswith(_LIBRARIES)
+
+
+_ENVELOPE = frozenset({"api_version", "apiVersion", "kind", "metadata", "spec", "status"})
+
+
+def _model_for(exc: ValidationError) -> type[BaseModel] | None:
+    """The class that failed, for "did you mean" hints: a builder unless the wire envelope failed."""
+    first = exc.errors()[0]["loc"][:1] if exc.errors() else ()
+    wire = bool(first) and first[0] in _ENVELOPE
+    for cls in (*_JOB_TYPES[3:], *_JOB_TYPES[:3]) if wire else _JOB_TYPES:
+        if cls.__name__ == exc.title:
+            return cls
+    return None
+
+
+# -- render: collect and build the jobs ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A job object and where it was defined."""
+
+    obj: _Job
+    origin: str
+    """`<source>: <variable>`, e.g. `jobs/bert.py: job` or `jobs/all.py: jobs[2]`."""
+
+
+def _jobs_in(module: ModuleType, label: str) -> Iterator[_Found]:
+    """The module-level jobs (builders and wire models, also inside lists and tuples)."""
+    for name, value in list(vars(module).items()):
+        if isinstance(value, _JOB_TYPES):
+            yield _Found(value, f"{label}: {name}")
+        elif isinstance(value, list | tuple):
+            for i, item in enumerate(value):
+                if isinstance(item, _JOB_TYPES):
+                    yield _Found(item, f"{label}: {name}[{i}]")
+
+
+@dataclass(frozen=True)
+class _Built:
+    """A job's wire model and where it came from."""
+
+    job: codecs.AnyJob
+    origin: str
+
+    @property
+    def title(self) -> str:
+        return f"{self.job.kind} {self.job.metadata.name!r}"
+
+    @property
+    def filename(self) -> str:
+        return f"{self.job.kind.lower()}-{self.job.metadata.name}.yaml"
+
+
+@dataclass
+class _Rendered:
+    """What `render` found: the built jobs, and the errors (each a message for the user)."""
+
+    jobs: list[_Built] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _load_jobs(sources: Sequence[_Source]) -> _Rendered:
+    """Import every source, collect its jobs in definition order, and build them.
+
+    A job object reached twice (imported by another file, listed twice) is rendered once; two
+    objects that build the same manifest count as one; two different jobs with the same kind,
+    namespace and name are an error.
+    """
+    result = _Rendered()
+    seen: set[int] = set()
+    found: list[_Found] = []
+    for source in sources:
+        try:
+            module = _import_source(source)
+        except _ImportFailure as exc:
+            result.errors.append(str(exc))
+            continue
+        for item in _jobs_in(module, source.label):
+            if id(item.obj) not in seen:
+                seen.add(id(item.obj))
+                found.append(item)
+    by_identity: dict[tuple[str, str | None, str | None], _Built] = {}
+    for item in found:
+        try:
+            job = item.obj if isinstance(item.obj, models.K8sModel) else item.obj.build()
+        except InvalidManifestError as exc:
+            problems = "\n".join(f"  - {p}" for p in exc.problems)
+            result.errors.append(f"{exc.subject} ({item.origin}) is invalid:\n{problems}")
+            continue
+        built = _Built(job, item.origin)
+        key = (job.kind, job.metadata.namespace, job.metadata.name)
+        other = by_identity.get(key)
+        if other is None:
+            by_identity[key] = built
+            result.jobs.append(built)
+        elif other.job != job:
+            result.errors.append(
+                f"two different jobs are both {built.title}"
+                f"{_in_namespace(job.metadata.namespace)}: {other.origin} and {item.origin};"
+                " rename one of them"
+            )
+    return result
+
+
+def _in_namespace(namespace: str | None) -> str:
+    return f" in namespace {namespace!r}" if namespace else ""
+
+
+def _file_collisions(jobs: Sequence[_Built]) -> list[str]:
+    """Errors for jobs that would be written to the same file (same kind and name)."""
+    first: dict[str, _Built] = {}
+    errors: list[str] = []
+    for built in jobs:
+        other = first.setdefault(built.filename, built)
+        if other is not built:
+            errors.append(
+                f"{other.origin} and {built.origin} would both be written to {built.filename}"
+                " (same kind and name, different namespaces); give them different names or"
+                " render without -o"
+            )
+    return errors
+
+
+def _write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
+    """Write `files` (name -> text) into `directory`: all of them or, on an error, none.
+
+    Every file is written to a temporary name first and renamed once all are written.
+    """
+    if directory.exists() and not directory.is_dir():
+        raise _UsageError(f"{directory}: exists and is not a directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, text in files.items():
+            final = directory / name
+            temp = directory / f".{name}.tmp"
+            temp.write_text(text, encoding="utf-8")
+            staged.append((temp, final))
+    except OSError:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+        raise
+    for temp, final in staged:
+        temp.replace(final)
+    return [final for _, final in staged]
+
+
+# -- validate ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Report:
+    """The outcome of validating YAML streams: one line per problem, and the counts."""
+
+    lines: list[str] = field(default_factory=list)
+    documents: int = 0
+    invalid_documents: int = 0
+    problems: int = 0
+    syntax_errors: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.problems == 0 and self.syntax_errors == 0
+
+    def summary(self, files: int) -> str:
+        if self.ok:
+            return f"{_plural(self.documents, 'document')} valid"
+        parts = []
+        if self.problems:
+            parts.append(
+                f"{_plural(self.problems, 'problem')} in {self.invalid_documents} of"
+                f" {_plural(self.documents, 'document')}"
+            )
+        if self.syntax_errors:
+            parts.append(f"{_plural(self.syntax_errors, 'file')} with invalid YAML")
+        return f"{'; '.join(parts)} ({_plural(files, 'file')} checked)"
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _validate_text(text: str, label: str, report: _Report) -> None:
+    """Validate every document of one YAML stream, adding its problems to `report`.
+
+    Documents are numbered from 0 in the order of the stream (empty ones count, as in
+    `load_all_yaml`). A YAML syntax error ends the stream: it is reported with its line.
+    """
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        for index, doc in enumerate(yaml.load_all(text, Loader=loader)):
+            if doc is None:
+                continue
+            report.documents += 1
+            found = _document_problems(doc)
+            if found:
+                report.invalid_documents += 1
+                report.problems += len(found)
+                report.lines.extend(
+                    f"{label}: document {index}{subject}: {problem}" for subject, problem in found
+                )
+    except yaml.YAMLError as exc:
+        report.syntax_errors += 1
+        report.lines.append(f"{label}: {_describe_yaml_error(exc)}")
+
+
+def _document_problems(doc: Any) -> list[tuple[str, Problem]]:
+    """(subject, problem) of everything wrong with one document; a `*List` checks its items."""
+    if not isinstance(doc, Mapping):
+        return [
+            ("", Problem("", f"expected a Kubernetes object (a mapping); got a {_yaml_type(doc)}"))
+        ]
+    kind = doc.get("kind")
+    if isinstance(kind, str) and (kind == "List" or kind in models.LIST_KINDS):
+        items = doc.get("items")
+        if not isinstance(items, list):
+            return [(_describe(doc), Problem("items", "expected a list of jobs"))]
+        found: list[tuple[str, Problem]] = []
+        for i, item in enumerate(items):
+            subject = _describe(item)
+            if not isinstance(item, Mapping):
+                message = f"expected a job (a mapping); got a {_yaml_type(item)}"
+                found.append((subject, Problem(f"items[{i}]", message)))
+                continue
+            for p in validate_manifest(item):
+                found.append((subject, Problem(_under(f"items[{i}]", p.path), p.message)))
+        return found
+    return [(_describe(doc), p) for p in validate_manifest(doc)]
+
+
+def _under(prefix: str, path: str) -> str:
+    """`items[0]` + `spec.x` -> `items[0].spec.x`."""
+    if not path:
+        return prefix
+    return prefix + path if path.startswith("[") else f"{prefix}.{path}"
+
+
+def _describe(doc: Any) -> str:
+    """` (GenericJob 'mnist')`: the kind and name of a document, as far as it has them."""
+    if not isinstance(doc, Mapping):
+        return ""
+    kind = doc.get("kind")
+    meta = doc.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    parts = [str(kind) if isinstance(kind, str) and kind else "no kind"]
+    if isinstance(name, str) and name:
+        parts.append(repr(name))
+    return f" ({' '.join(parts)})"
+
+
+def _yaml_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    return type(value).__name__
+
+
+def _describe_yaml_error(exc: yaml.YAMLError) -> str:
+    """`line 4, column 7: invalid YAML: mapping values are not allowed here`."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        what = ", ".join(str(p) for p in (exc.context, exc.problem) if p)
+        return f"line {mark.line + 1}, column {mark.column + 1}: invalid YAML: {what}"
+    return f"invalid YAML: {exc}"
+
+
+def _read(arg: str) -> tuple[str, str]:
+    """(label, text) of a file argument; `-` is standard input."""
+    if arg == "-":
+        return "<stdin>", sys.stdin.read()
+    try:
+        return arg, Path(arg).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _UsageError(f"{arg}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise _UsageError(f"{arg}: not a UTF-8 text file ({exc.reason})") from None
+    except OSError as exc:
+        raise _UsageError(f"{arg}: cannot read: {exc.strerror}") from None
+
+
+def _manifest_files(args: Sequence[str]) -> list[str]:
+    """`validate`'s file arguments, each directory replaced by its *.yaml and *.yml files."""
+    files: list[str] = []
+    for arg in args:
+        path = Path(arg)
+        if arg != "-" and path.is_dir():
+            found = sorted(
+                p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()
+            )
+            if not found:
+                raise _UsageError(f"{arg}: directory has no YAML files (*.yaml, *.yml)")
+            files.extend(str(p) for p in found)
+        else:
+            files.append(arg)
+    return files
+
+
+# -- crds ----------------------------------------------------------------------------------
+
+
+def _crd_files() -> dict[str, str]:
+    """`<group>_<plural>.yaml` -> YAML of each CustomResourceDefinition."""
+    return {
+        f"{crd['spec']['group']}_{crd['spec']['names']['plural']}.yaml": codecs.dump_all_yaml([crd])
+        for crd in generate_crds()
+    }
+
+
+# -- commands ------------------------------------------------------------------------------
+
+
+def _error(message: str) -> None:
+    print(f"t9k-sdk: error: {message}", file=sys.stderr)
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    sources = _find_sources(args.paths)
+    result = _load_jobs(sources)
+    if args.output is not None:
+        result.errors.extend(_file_collisions(result.jobs))
+    for message in result.errors:
+        _error(message)
+    if result.errors:
+        nothing = "; nothing was written" if args.output is not None else ""
+        print(
+            f"t9k-sdk: render failed with {_plural(len(result.errors), 'error')}{nothing}",
+            file=sys.stderr,
+        )
+        return _INVALID
+    if not result.jobs:
+        where = ", ".join(s.label for s in sources)
+        _error(
+            f"no jobs found in {where}. Define them at module level, e.g."
+            " `job = GenericJob(...)` (builders from t9k_sdk, wire models from t9k_sdk.models,"
+            " or lists of them)"
+        )
+        return _INVALID
+    if args.output is None:
+        sys.stdout.write(codecs.dump_all_yaml(b.job for b in result.jobs))
+        return _OK
+    directory = Path(args.output)
+    files = {b.filename: codecs.dump_all_yaml([b.job]) for b in result.jobs}
+    try:
+        written = _write_files(directory, files)
+    except OSError as exc:
+        _error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
+        return _INVALID
+    print(f"wrote {_plural(len(written), 'manifest')} to {directory}:", file=sys.stderr)
+    for built, path in zip(result.jobs, written, strict=True):
+        print(f"  {path}  ({built.title} from {built.origin})", file=sys.stderr)
+    return _OK
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    files = _manifest_files(args.files)
+    if files.count("-") > 1:
+        raise _UsageError("standard input (-) can be given only once")
+    inputs = [_read(arg) for arg in files]
+    report = _Report()
+    for label, text in inputs:
+        _validate_text(text, label, report)
+    for line in report.lines:
+        print(line)
+    if report.ok and report.documents == 0:
+        print(f"no documents found in {_plural(len(inputs), 'file')}: nothing was validated")
+        return _INVALID
+    print(report.summary(len(inputs)))
+    return _OK if report.ok else _INVALID
+
+
+def _cmd_crds(args: argparse.Namespace) -> int:
+    files = _crd_files()
+    if args.output is None:
+        sys.stdout.write("---\n".join(files.values()))
+        return _OK
+    directory = Path(args.output)
+    try:
+        written = _write_files(directory, files)
+    except OSError as exc:
+        _error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
+        return _INVALID
+    print(f"wrote {_plural(len(written), 'CRD')} to {directory}:", file=sys.stderr)
+    for path in written:
+        print(f"  {path}", file=sys.stderr)
+    return _OK
+
+
+_RENDER_HELP = """\
+Import Python files or modules that define T9k jobs and write their manifests as YAML.
+
+Every module-level job is rendered, in definition order: builders (t9k_sdk.GenericJob,
+DeepSpeedJob, ColossalAIJob), wire models (t9k_sdk.models.*), and lists or tuples of them.
+PATH is a .py file, a directory (every *.py below it, sorted; directories starting with `.` or
+`_` are skipped) or a module name importable from the current directory (pkg.jobs).
+
+Without -o the jobs go to stdout as one multi-document YAML stream. With -o DIR each job is
+written to DIR/<kind>-<name>.yaml (e.g. deepspeedjob-bert.yaml); files are written only if
+every job is valid.
+"""
+
+_VALIDATE_HELP = """\
+Check every YAML document of every FILE against the T9k job schemas: kind and apiVersion,
+fields and types, the cross-field rules, and unknown fields in pod templates (as
+`kubectl apply --validate=strict` would). Prints one line per problem:
+
+  FILE: document N (Kind 'name'): field.path: what is wrong
+
+Documents are numbered from 0 within each file. FILE may be `-` (standard input) or a
+directory (its *.yaml and *.yml files). Exit status 1 if anything is invalid.
+"""
+
+_CRDS_HELP = """\
+Print the CustomResourceDefinitions of GenericJob, DeepSpeedJob and ColossalAIJob
+(batch.tensorstack.dev/v1beta1), generated from the SDK's models, as multi-document YAML;
+with -o DIR write one file per CRD, DIR/<group>_<plural>.yaml. Apply them with
+`kubectl apply -f DIR`.
+"""
+
+_EPILOG = "exit status: 0 success, 1 invalid input or nothing found, 2 usage error"
+
+
+def _parser() -> argparse.ArgumentParser:
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="t9k-sdk",
+        description="Render, validate and describe T9k training jobs"
+        " (GenericJob, DeepSpeedJob, ColossalAIJob).",
+        epilog="Run `t9k-sdk COMMAND --help` for the options of a command.\n" + _EPILOG,
+        formatter_class=fmt,
+    )
+    parser.add_argument("--version", action="version", version=f"t9k-sdk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    render = sub.add_parser(
+        "render",
+        help="write the jobs defined in Python files as YAML manifests",
+        description=_RENDER_HELP,
+        epilog="examples:\n  t9k-sdk render jobs/ -o manifests/\n  t9k-sdk render"
+        " jobs/bert.py > bert.yaml\n  t9k-sdk render mypkg.jobs\n\n" + _EPILOG,
+        formatter_class=fmt,
+    )
+    render.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a .py file, a directory or a module"
+    )
+    render.add_argument(
+        "-o", "--output", metavar="DIR", help="write one file per job into DIR (created if missing)"
+    )
+    render.set_defaults(run=_cmd_render, parser=render)
+
+    validate = sub.add_parser(
+        "validate",
+        help="check YAML manifests of T9k jobs; exit 1 on any problem",
+        description=_VALIDATE_HELP,
+        epilog="examples:\n  t9k-sdk validate manifests/*.yaml\n  kubectl get gj mnist -o yaml |"
+        " t9k-sdk validate -\n\n" + _EPILOG,
+        formatter_class=fmt,
+    )
+    validate.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, a directory or -")
+    validate.set_defaults(run=_cmd_validate, parser=validate)
+
+    crds = sub.add_parser(
+        "crds",
+        help="print the CustomResourceDefinitions of the three job kinds",
+        description=_CRDS_HELP,
+        epilog="examples:\n  t9k-sdk crds | kubectl apply -f -\n  t9k-sdk crds -o deploy/crds/\n\n"
+        + _EPILOG,
+        formatter_class=fmt,
+    )
+    crds.add_argument("-o", "--output", metavar="DIR", help="write one file per CRD into DIR")
+    crds.set_defaults(run=_cmd_crds, parser=crds)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `t9k-sdk` with `argv` (default: the process arguments); return the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, and argparse's usage errors
+        return exc.code if isinstance(exc.code, int) else (_OK if exc.code is None else _USAGE)
+    try:
+        status: int = args.run(args)
+    except _UsageError as exc:
+        args.parser.print_usage(sys.stderr)
+        _error(str(exc))
+        return _USAGE
+    except BrokenPipeError:  # `t9k-sdk render jobs/ | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return _OK
+    sys.stdout.flush()
+    return status

@@ -1,0 +1,320 @@
+"""Every validation rule: a manifest that breaks it is rejected with the field path and the rule.
+
+Table-driven: (id, manifest, expected field path, words the message must contain). The same
+table runs against the real API server with the generated CRDs in
+tests/cluster/test_crd_validation.py, which checks that the server rejects each case too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from t9k_sdk import codecs
+from t9k_sdk.errors import InvalidManifestError
+from t9k_sdk.validation import validate_manifest
+
+from .manifests import colossalai_job, deepspeed_job, generic_job, pod
+
+W = {"type": "worker", "replicas": 2, "template": pod()}
+
+
+def _named(data: dict[str, Any], name: str) -> dict[str, Any]:
+    data["metadata"]["name"] = name
+    return data
+
+
+# (id, manifest, path, message fragment)
+INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    ("no-replica-specs", generic_job(replicaSpecs=[]), "spec.replicaSpecs", "at least 1 item"),
+    (
+        "duplicate-types",
+        generic_job(replicaSpecs=[W, W]),
+        "spec.replicaSpecs[1].type",
+        "replica types must be unique",
+    ),
+    (
+        "type-not-dns",
+        generic_job(replicaSpecs=[{**W, "type": "Worker_1"}]),
+        "spec.replicaSpecs[0].type",
+        "DNS label",
+    ),
+    ("name-not-dns", _named(generic_job(), "Demo.Job"), "metadata.name", "DNS label"),
+    (
+        "pod-name-too-long",
+        _named(generic_job(replicaSpecs=[{**W, "replicas": 10}]), "x" * 55),
+        "metadata.name",
+        "at most 63 characters",
+    ),
+    (
+        "deepspeed-pod-name-too-long",
+        _named(deepspeed_job(), "d" * 55),
+        "metadata.name",
+        "at most 63 characters",
+    ),
+    (
+        "priority-above-100",
+        generic_job(scheduler={"t9kScheduler": {"queue": "default", "priority": 101}}),
+        "spec.scheduler.t9kScheduler.priority",
+        "less than or equal to 100",
+    ),
+    (
+        "priority-negative",
+        generic_job(scheduler={"t9kScheduler": {"queue": "default", "priority": -1}}),
+        "spec.scheduler.t9kScheduler.priority",
+        "greater than or equal to 0",
+    ),
+    (
+        "restart-limit-negative",
+        generic_job(replicaSpecs=[{**W, "restartPolicy": {"policy": "OnFailure", "limit": -1}}]),
+        "spec.replicaSpecs[0].restartPolicy.limit",
+        "greater than or equal to 0",
+    ),
+    (
+        "restart-policy-unknown",
+        generic_job(replicaSpecs=[{**W, "restartPolicy": {"policy": "Sometimes"}}]),
+        "spec.replicaSpecs[0].restartPolicy.policy",
+        "'ExitCode'",
+    ),
+    (
+        "finish-rule-unknown-type",
+        generic_job(successRules=[{"master": [0]}]),
+        "spec.successRules[0].master",
+        "existing replica types",
+    ),
+    (
+        "finish-rule-index-out-of-range",
+        generic_job(failureRules=[{"worker": [0, 2]}]),
+        "spec.failureRules[0].worker[1]",
+        "has 2 replicas",
+    ),
+    (
+        "debug-type-unknown",
+        generic_job(runMode={"debug": {"enabled": True, "replicaSpecs": [{"type": "ps"}]}}),
+        "spec.runMode.debug.replicaSpecs[0].type",
+        "existing replica types",
+    ),
+    (
+        "template-without-containers",
+        generic_job(replicaSpecs=[{**W, "template": {"spec": {}}}]),
+        "spec.replicaSpecs[0].template.spec.containers",
+        "at least one container",
+    ),
+    (
+        "run-two-choices",
+        deepspeed_job(config={"run": {"python": ["a.py"], "module": ["m"]}}),
+        "spec.config.run",
+        "exactly one of python, module and exec",
+    ),
+    (
+        "run-no-choice",
+        deepspeed_job(config={"run": {}}),
+        "spec.config.run",
+        "exactly one of python, module and exec",
+    ),
+    (
+        "nothing-to-launch",
+        deepspeed_job(config={"slotsPerWorker": 2}),
+        "spec.config",
+        "config.run or config.customCommand",
+    ),
+    (
+        "other-args-conflict",
+        deepspeed_job(config={"run": {"python": ["a.py"]}, "otherArgs": ["--no_local_rank"]}),
+        "spec.config.otherArgs[0]",
+        "config.localRank",
+    ),
+    (
+        "elastic-order",
+        deepspeed_job(
+            elastic={"enabled": True, "minReplicas": 4, "expectedReplicas": 2, "maxReplicas": 8}
+        ),
+        "spec.elastic",
+        "minReplicas <= expectedReplicas <= maxReplicas",
+    ),
+    (
+        "elastic-bounds-missing",
+        deepspeed_job(elastic={"enabled": True, "expectedReplicas": 2}),
+        "spec.elastic",
+        "needs minReplicas and maxReplicas",
+    ),
+    (
+        "deadline-zero",
+        deepspeed_job(runPolicy={"activeDeadlineSeconds": 0}),
+        "spec.runPolicy.activeDeadlineSeconds",
+        "greater than or equal to 1",
+    ),
+    (
+        "autotune-unknown",
+        deepspeed_job(config={"run": {"python": ["a.py"]}, "autotune": "fast"}),
+        "spec.config.autotune",
+        "'tune'",
+    ),
+    (
+        "colossalai-two-launchers",
+        colossalai_job(
+            replicaSpecs=[
+                {"type": "launcher", "template": pod("launcher")},
+                {"type": "launcher", "template": pod("launcher")},
+                {"type": "worker", "template": pod("worker")},
+            ]
+        ),
+        "spec.replicaSpecs",
+        "exactly one replica spec of type launcher",
+    ),
+    (
+        "colossalai-launcher-replicas",
+        colossalai_job(
+            replicaSpecs=[
+                {"type": "launcher", "replicas": 2, "template": pod("launcher")},
+                {"type": "worker", "template": pod("worker")},
+            ]
+        ),
+        "spec.replicaSpecs[0].replicas",
+        "with replicas 1",
+    ),
+    (
+        "colossalai-no-worker",
+        colossalai_job(replicaSpecs=[{"type": "launcher", "template": pod("launcher")}]),
+        "spec.replicaSpecs",
+        "replica spec of type worker",
+    ),
+    (
+        "colossalai-unknown-type",
+        colossalai_job(
+            replicaSpecs=[
+                {"type": "launcher", "template": pod("launcher")},
+                {"type": "ps", "template": pod("worker")},
+            ]
+        ),
+        "spec.replicaSpecs[1].type",
+        "'launcher' or 'worker'",
+    ),
+    (
+        "colossalai-sshd-relative",
+        colossalai_job(ssh={"sshdPath": "usr/sbin/sshd"}),
+        "spec.ssh.sshdPath",
+        "pattern",
+    ),
+    (
+        "misspelled-field",
+        deepspeed_job(config={"slotPerWorker": 1, "run": {"python": ["a.py"]}}),
+        "spec.config.slotPerWorker",
+        "did you mean 'slotsPerWorker'",
+    ),
+    (
+        "wrong-type",
+        generic_job(replicaSpecs=[{**W, "replicas": "2"}]),
+        "spec.replicaSpecs[0].replicas",
+        "expected an integer",
+    ),
+    ("wrong-kind", {**generic_job(), "kind": "Genericjob"}, "kind", "did you mean 'GenericJob'"),
+    (
+        "wrong-api-version",
+        {**generic_job(), "apiVersion": "batch.tensorstack.dev/v1"},
+        "apiVersion",
+        "batch.tensorstack.dev/v1beta1",
+    ),
+]
+
+# Cases only the offline validator reports (the API server prunes or accepts them silently).
+STRICT_ONLY = {"colossalai-worker-container-name"}
+
+INVALID.append(
+    (
+        "colossalai-worker-container-name",
+        colossalai_job(
+            replicaSpecs=[
+                {"type": "launcher", "template": pod("launcher")},
+                {"type": "worker", "template": pod("trainer")},
+            ]
+        ),
+        "spec.replicaSpecs[1].template.spec.containers",
+        "container named 'worker'",
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("manifest", "path", "fragment"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID]
+)
+def test_invalid_manifest_is_rejected_naming_the_field(
+    manifest: dict[str, Any], path: str, fragment: str
+) -> None:
+    with pytest.raises(InvalidManifestError) as info:
+        codecs.from_manifest(manifest)
+    matching = [p for p in info.value.problems if p.path == path]
+    assert matching, f"no problem at {path}: {info.value}"
+    assert any(fragment in p.message for p in matching), str(info.value)
+    # validate_manifest reports the same problem, without raising
+    assert any(p.path == path and fragment in p.message for p in validate_manifest(manifest))
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [generic_job(), deepspeed_job(), colossalai_job()],
+    ids=["GenericJob", "DeepSpeedJob", "ColossalAIJob"],
+)
+def test_minimal_manifests_are_valid(manifest: dict[str, Any]) -> None:
+    assert validate_manifest(manifest) == []
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    bad = generic_job(
+        successRules=[{"master": [0]}],
+        scheduler={"t9kScheduler": {"queue": "q", "priority": 500}},
+    )
+    bad["metadata"]["name"] = "Bad_Name"
+    paths = {p.path for p in validate_manifest(bad)}
+    assert {"metadata.name", "spec.scheduler.t9kScheduler.priority"} <= paths
+
+
+def test_error_message_names_subject_field_value_and_allowed() -> None:
+    with pytest.raises(InvalidManifestError) as info:
+        codecs.from_manifest(
+            generic_job(replicaSpecs=[{**W, "restartPolicy": {"policy": "Sometimes"}}])
+        )
+    text = str(info.value)
+    assert text.startswith("GenericJob 'demo' is invalid:")
+    assert "spec.replicaSpecs[0].restartPolicy.policy" in text
+    assert "'Sometimes'" in text  # the bad value
+    assert "'Always', 'OnFailure', 'Never' or 'ExitCode'" in text  # what is allowed
+
+
+def test_unknown_pod_template_fields_are_kept_but_reported() -> None:
+    manifest = generic_job(replicaSpecs=[{**W, "template": pod(comand=["sleep"])}])
+    job = codecs.from_manifest(manifest)  # parsing keeps it ...
+    container = codecs.to_manifest(job)["spec"]["replicaSpecs"][0]["template"]["spec"][
+        "containers"
+    ][0]
+    assert container["comand"] == ["sleep"]
+    problems = validate_manifest(manifest)  # ... validation reports it
+    assert [str(p) for p in problems if "comand" in p.path] == [
+        next(str(p) for p in problems if "comand" in p.path)
+    ]
+    assert any("did you mean 'command'" in p.message for p in problems)
+
+
+def test_pod_template_types_are_checked_against_core_v1() -> None:
+    manifest = generic_job(replicaSpecs=[{**W, "template": pod(ports=[{"containerPort": "80"}])}])
+    problems = validate_manifest(manifest)
+    assert any(
+        p.path == "spec.replicaSpecs[0].template.spec.containers[0].ports[0].containerPort"
+        and "expected an integer" in p.message
+        for p in problems
+    )
+
+
+@pytest.mark.parametrize(("value", "ok"), [(2, True), ("2", True), ("500m", True), (0.5, False)])
+def test_quantities_accept_ints_and_strings(value: object, ok: bool) -> None:
+    manifest = generic_job(
+        replicaSpecs=[{**W, "template": pod(resources={"limits": {"nvidia.com/gpu": value}})}]
+    )
+    assert (validate_manifest(manifest) == []) is ok
+    if ok:  # and the value comes back exactly as written
+        out = codecs.to_manifest(codecs.from_manifest(manifest))
+        limits = out["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0]["resources"][
+            "limits"
+        ]
+        assert limits["nvidia.com/gpu"] == value
