@@ -1,0 +1,472 @@
+"""The `t9k-sdk` command as a user sees it: what it prints, what it writes, its exit status."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from t9k_sdk import load_all_yaml
+from t9k_sdk.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+GOOD_JOBS = """\
+from t9k_sdk import DeepSpeedJob, GenericJob, Replica, models
+
+bert = DeepSpeedJob(name="bert", image="ds:1", workers=2, gpus_per_worker=8, run=["train.py"])
+mnist = GenericJob(name="mnist", replicas=[Replica(type="worker", count=4, image="pt:2")])
+again = bert  # the same object twice is rendered once
+more = [
+    mnist,
+    models.GenericJob.model_validate(
+        {
+            "metadata": {"name": "raw"},
+            "spec": {
+                "replicaSpecs": [
+                    {"type": "ps", "template": {"spec": {"containers": [{"name": "ps", "image": "tf"}]}}}
+                ]
+            },
+        }
+    ),
+]
+"""
+
+INVALID_RULE = """\
+from t9k_sdk import GenericJob, Replica
+
+job = GenericJob(
+    name="mnist",
+    replicas=[Replica(type="worker", count=2, image="pt:2")],
+    success_rules=[{"master": [0]}],
+)
+"""
+
+VALID_MANIFEST = """\
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: GenericJob
+metadata:
+  name: ok
+spec:
+  replicaSpecs:
+  - type: worker
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: pt:2
+"""
+
+INVALID_MANIFEST = """\
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: DeepSpeedJob
+metadata:
+  name: bert
+spec:
+  config:
+    slotPerWorker: 2
+  worker:
+    replicas: 2
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: ds:1
+          imagePullPolicyy: Always
+"""
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+# -- render --------------------------------------------------------------------------------
+
+
+def test_render_prints_every_job_once_in_definition_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jobs = _write(tmp_path / "jobs.py", GOOD_JOBS)
+
+    status, out, err = _run(capsys, "render", str(jobs))
+
+    assert (status, err) == (0, "")
+    loaded = load_all_yaml(out)
+    assert [(j.kind, j.metadata.name) for j in loaded] == [
+        ("DeepSpeedJob", "bert"),
+        ("GenericJob", "mnist"),
+        ("GenericJob", "raw"),
+    ]
+    assert out.count("\n---\n") == 2
+
+
+def test_render_to_a_directory_writes_one_file_per_job_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "jobs" / "a.py", GOOD_JOBS)
+    _write(
+        tmp_path / "jobs" / "sub" / "b.py",
+        INVALID_RULE.replace('"master"', '"worker"').replace('"mnist"', '"nested"'),
+    )
+    _write(tmp_path / "jobs" / "_helpers" / "c.py", 'raise RuntimeError("must not be imported")')
+    _write(tmp_path / "jobs" / ".cache" / "d.py", 'raise RuntimeError("must not be imported")')
+    out_dir = tmp_path / "manifests"
+
+    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"), "-o", str(out_dir))
+
+    assert (status, out) == (0, "")
+    names = sorted(p.name for p in out_dir.iterdir())
+    assert names == [
+        "deepspeedjob-bert.yaml",
+        "genericjob-mnist.yaml",
+        "genericjob-nested.yaml",
+        "genericjob-raw.yaml",
+    ]
+    bert = load_all_yaml(out_dir / "deepspeedjob-bert.yaml")
+    assert [j.metadata.name for j in bert] == ["bert"]
+    assert f"wrote 4 manifests to {out_dir}" in err
+    assert f"{out_dir / 'deepspeedjob-bert.yaml'}" in err
+    assert "DeepSpeedJob 'bert'" in err
+
+
+def test_render_directory_order_is_sorted_and_recursive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = 'from t9k_sdk import GenericJob, Replica\njob = GenericJob(name="{}", replicas=[Replica(type="w", image="i")])\n'
+    for rel, name in [("b.py", "second"), ("a.py", "first"), ("c/z.py", "third")]:
+        _write(tmp_path / "jobs" / rel, template.format(name))
+
+    status, out, _ = _run(capsys, "render", str(tmp_path / "jobs"))
+
+    assert status == 0
+    assert [j.metadata.name for j in load_all_yaml(out)] == ["first", "second", "third"]
+
+
+def test_render_imports_a_module_by_name_from_the_current_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = "t9k_cli_test_jobs_pkg"
+    _write(tmp_path / package / "__init__.py", "")
+    _write(tmp_path / package / "training.py", GOOD_JOBS)
+    monkeypatch.chdir(tmp_path)
+    for name in (package, f"{package}.training"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+
+    status, out, err = _run(capsys, "render", f"{package}.training")
+
+    assert (status, err) == (0, "")
+    assert [j.metadata.name for j in load_all_yaml(out)] == ["bert", "mnist", "raw"]
+
+
+def test_render_unknown_module_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _run(capsys, "render", "no_such_pkg_t9k.jobs")
+
+    assert (status, out) == (2, "")
+    assert "no_such_pkg_t9k.jobs: no such file, directory or Python module" in err
+
+
+def test_render_missing_file_and_yaml_file_are_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, _, err = _run(capsys, "render", str(tmp_path / "nope.py"))
+    assert status == 2
+    assert "nope.py: no such file or directory" in err
+
+    manifest = _write(tmp_path / "job.yaml", VALID_MANIFEST)
+    status, _, err = _run(capsys, "render", str(manifest))
+    assert status == 2
+    assert "not a Python file" in err
+    assert "t9k-sdk validate" in err
+
+
+def test_render_without_jobs_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = _write(tmp_path / "settings.py", "IMAGE = 'pt:2'\n")
+
+    status, out, err = _run(capsys, "render", str(empty))
+
+    assert (status, out) == (1, "")
+    assert f"no jobs found in {empty}" in err
+
+
+def test_render_invalid_job_shows_the_problem_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "jobs" / "good.py", GOOD_JOBS)
+    bad = _write(tmp_path / "jobs" / "rules.py", INVALID_RULE)
+    out_dir = tmp_path / "manifests"
+
+    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"), "-o", str(out_dir))
+
+    assert (status, out) == (1, "")
+    assert f"GenericJob 'mnist' ({bad}: job) is invalid:" in err
+    assert "  - spec.successRules[0].master: " in err
+    assert "no replica type 'master'" in err
+    assert "nothing was written" in err
+    assert not out_dir.exists()
+
+
+def test_render_invalid_builder_arguments_point_at_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = _write(
+        tmp_path / "bert.py",
+        """\
+        from t9k_sdk import DeepSpeedJob
+
+        job = DeepSpeedJob(name="bert", workers=0, run=["train.py"])
+        """,
+    )
+
+    status, out, err = _run(capsys, "render", str(bad))
+
+    assert (status, out) == (1, "")
+    assert f"cannot import {bad}:" in err
+    assert "line 3" in err
+    assert 'job = DeepSpeedJob(name="bert", workers=0' in err
+    assert "DeepSpeedJob is invalid:" in err
+    assert "- workers: input should be greater than or equal to 1; got 0" in err
+    assert "site-packages" not in err  # the user's code only, not pydantic's internals
+
+
+def test_render_import_failure_shows_file_and_exception(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = _write(tmp_path / "broken.py", "x = 1\ny = x / 0\n")
+
+    status, _, err = _run(capsys, "render", str(bad))
+
+    assert status == 1
+    assert f"cannot import {bad}:" in err
+    assert "line 2" in err
+    assert "ZeroDivisionError: division by zero" in err
+
+
+def test_render_refuses_two_different_jobs_with_the_same_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "jobs" / "a.py", GOOD_JOBS)
+    _write(tmp_path / "jobs" / "b.py", INVALID_RULE.replace('"master"', '"worker"'))
+
+    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"))
+
+    assert (status, out) == (1, "")
+    assert "two different jobs are both GenericJob 'mnist'" in err
+
+
+def test_render_renders_a_job_imported_by_another_file_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "jobs" / "a.py", GOOD_JOBS)
+    _write(tmp_path / "jobs" / "b.py", "from a import bert\n")
+
+    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"))
+
+    assert (status, err) == (0, "")
+    assert [j.metadata.name for j in load_all_yaml(out)] == ["bert", "mnist", "raw"]
+
+
+# -- validate ------------------------------------------------------------------------------
+
+
+def test_validate_valid_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path / "a.yaml", VALID_MANIFEST + "---\n" + VALID_MANIFEST.replace("ok", "ok2"))
+    b = _write(tmp_path / "b.yaml", VALID_MANIFEST)
+
+    status, out, _ = _run(capsys, "validate", str(a), str(b))
+
+    assert (status, out) == (0, "3 documents valid\n")
+
+
+def test_validate_lists_every_problem_with_file_document_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path / "jobs.yaml", VALID_MANIFEST + "---\n" + INVALID_MANIFEST)
+
+    status, out, _ = _run(capsys, "validate", str(path))
+
+    assert status == 1
+    lines = out.splitlines()
+    where = f"{path}: document 1 (DeepSpeedJob 'bert'): "
+    assert lines[0].startswith(
+        where + "spec.config.slotPerWorker: unknown field 'slotPerWorker'; did you mean"
+        " 'slotsPerWorker'?"
+    )
+    assert lines[1].startswith(
+        where + "spec.worker.template.spec.containers[0].imagePullPolicyy: unknown field"
+    )
+    assert lines[-1] == "2 problems in 1 of 2 documents (1 file checked)"
+    assert len(lines) == 3
+
+
+def test_validate_reports_a_document_that_is_not_an_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path / "list.yaml", "- a\n- b\n")
+
+    status, out, _ = _run(capsys, "validate", str(path))
+
+    assert status == 1
+    assert out.splitlines()[0] == (
+        f"{path}: document 0: expected a Kubernetes object (a mapping); got a list"
+    )
+
+
+def test_validate_checks_the_items_of_a_list_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    item = textwrap.indent(INVALID_MANIFEST, "  ").replace("  apiVersion", "- apiVersion", 1)
+    path = _write(tmp_path / "list.yaml", "apiVersion: v1\nkind: List\nitems:\n" + item)
+
+    status, out, _ = _run(capsys, "validate", str(path))
+
+    assert status == 1
+    assert out.splitlines()[0].startswith(
+        f"{path}: document 0 (DeepSpeedJob 'bert'): items[0].spec.config.slotPerWorker: unknown"
+    )
+
+
+def test_validate_reads_standard_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(INVALID_MANIFEST))
+
+    status, out, _ = _run(capsys, "validate", "-")
+
+    assert status == 1
+    assert out.startswith("<stdin>: document 0 (DeepSpeedJob 'bert'): spec.config.slotPerWorker:")
+
+
+def test_validate_yaml_syntax_error_names_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path / "broken.yaml", "kind: GenericJob\nmetadata:\n  name: a: b\n")
+
+    status, out, _ = _run(capsys, "validate", str(path))
+
+    assert status == 1
+    first = out.splitlines()[0]
+    assert first.startswith(f"{path}: line 3, column 10: invalid YAML: ")
+    assert "mapping values are not allowed" in first
+    assert "1 file with invalid YAML" in out
+
+
+def test_validate_missing_file_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _run(capsys, "validate", str(tmp_path / "nope.yaml"))
+
+    assert (status, out) == (2, "")
+    assert "nope.yaml: no such file" in err
+
+
+def test_validate_with_nothing_to_validate_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = _write(tmp_path / "empty.yaml", "# nothing yet\n")
+
+    status, out, _ = _run(capsys, "validate", str(empty))
+
+    assert status == 1
+    assert "no documents found" in out
+
+
+# -- crds ----------------------------------------------------------------------------------
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the CRDs are large: use libyaml
+_CRD_NAMES = {
+    "genericjobs.batch.tensorstack.dev",
+    "deepspeedjobs.batch.tensorstack.dev",
+    "colossalaijobs.batch.tensorstack.dev",
+}
+
+
+def test_crds_prints_the_three_crds(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "crds")
+
+    assert status == 0
+    docs = list(yaml.load_all(out, Loader=_LOADER))
+    assert [d["kind"] for d in docs] == ["CustomResourceDefinition"] * 3
+    assert {d["metadata"]["name"] for d in docs} == _CRD_NAMES
+
+
+def test_crds_writes_one_file_per_crd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(capsys, "crds", "-o", str(tmp_path / "crds"))
+
+    assert status == 0
+    files = sorted(p.name for p in (tmp_path / "crds").iterdir())
+    assert files == [f"batch.tensorstack.dev_{n.split('.')[0]}.yaml" for n in sorted(_CRD_NAMES)]
+    for file in files:
+        (crd,) = yaml.load_all((tmp_path / "crds" / file).read_text(), Loader=_LOADER)
+        assert file == f"{crd['spec']['group']}_{crd['spec']['names']['plural']}.yaml"
+    assert "wrote 3 CRDs" in err
+
+
+# -- help, version, usage -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [[], ["render"], ["validate"], ["crds"]], ids=str)
+def test_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, *command, "--help")
+
+    assert status == 0
+    assert out.startswith(f"usage: t9k-sdk {' '.join(command)}".rstrip())
+    assert "exit status: 0 success, 1 invalid input or nothing found, 2 usage error" in out
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run(capsys, "--version")
+
+    assert (status, out) == (0, "t9k-sdk 0.1.0\n")
+
+
+def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _run(capsys)
+
+    assert status == 2
+    assert "usage: t9k-sdk" in err
+
+
+# -- the installed command, end to end ------------------------------------------------------
+
+
+@pytest.fixture
+def console_script() -> Iterator[Path]:
+    script = Path(sys.executable).parent / "t9k-sdk"
+    assert script.exists(), "the t9k-sdk console script is not installed (pip install -e .)"
+    return script
+
+
+def test_console_script_renders_the_examples_and_validates_them(
+    tmp_path: Path, console_script: Path
+) -> None:
+    rendered = subprocess.run(
+        [console_script, "render", "examples/", "-o", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    files = sorted(str(p) for p in tmp_path.glob("*.yaml"))
+    assert len(files) >= 6
+
+    validated = subprocess.run(
+        [console_script, "validate", *files], capture_output=True, text=True, check=False
+    )
+
+    assert validated.returncode == 0, validated.stdout
+    assert validated.stdout == f"{len(files)} documents valid\n"
