@@ -386,22 +386,44 @@ class _Container(_Piece):
         return data
 
 
-def _per_worker_resources(
-    resources: Resources | core_v1.ResourceRequirements | None,
-    gpus: int,
-    cpu: int | str | None,
-    memory: int | str | None,
-) -> Resources | core_v1.ResourceRequirements | None:
-    """`resources`, or one made of the `*_per_worker` shortcuts (giving both is an error)."""
-    shortcuts = gpus or cpu is not None or memory is not None
-    if resources is not None and shortcuts:
-        raise ValueError(
-            "give either resources= or the gpus_per_worker/cpu_per_worker/memory_per_worker"
-            " shortcuts, not both"
+class _WorkerResources(_Piece):
+    """Per-worker resources: the shortcuts, or a full `resources` (not both)."""
+
+    gpus_per_worker: Annotated[Int, Field(ge=0)] = 0
+    """GPUs per worker (nvidia.com/gpu)."""
+    cpu_per_worker: Quantity | None = None
+    """CPU per worker, e.g. 16."""
+    memory_per_worker: Quantity | None = None
+    """Memory per worker, e.g. "64Gi"."""
+    resources: Resources | core_v1.ResourceRequirements | None = None
+    """Full resources per worker, instead of the `*_per_worker` shortcuts."""
+
+    @model_validator(mode="after")
+    def _one_resources_form(self) -> Self:
+        shortcuts = (
+            self.gpus_per_worker
+            or self.cpu_per_worker is not None
+            or self.memory_per_worker is not None
         )
-    if resources is not None:
-        return resources
-    return Resources(cpu=cpu, memory=memory, gpus=gpus) if shortcuts else None
+        if self.resources is not None and shortcuts:
+            raise ValueError(
+                "give either resources= or the gpus_per_worker/cpu_per_worker/memory_per_worker"
+                " shortcuts, not both"
+            )
+        return self
+
+    def _worker_resources(self) -> Resources | core_v1.ResourceRequirements | None:
+        if self.resources is not None:
+            return self.resources
+        if (
+            self.gpus_per_worker
+            or self.cpu_per_worker is not None
+            or self.memory_per_worker is not None
+        ):
+            return Resources(
+                cpu=self.cpu_per_worker, memory=self.memory_per_worker, gpus=self.gpus_per_worker
+            )
+        return None
 
 
 def _merge_env(existing: list[dict[str, Any]], env: Env) -> list[dict[str, Any]]:

@@ -12,10 +12,10 @@ from t9k_sdk.builders._common import (
     _Builder,
     _compact,
     _Container,
-    _per_worker_resources,
+    _WorkerResources,
 )
 from t9k_sdk.models import core_v1
-from t9k_sdk.models._base import Int, Quantity
+from t9k_sdk.models._base import Int
 
 __all__ = ["ColossalAIJob", "Launcher"]
 
@@ -27,7 +27,7 @@ class Launcher(_Container):
     """Resources of the launcher; it only starts the workers, so little is needed."""
 
 
-class ColossalAIJob(_Builder, _Container):
+class ColossalAIJob(_Builder, _WorkerResources, _Container):
     """A ColossalAIJob: `<job>-launcher` runs `colossalai run` over ssh on `workers` pods.
 
     The workers run `script` from the launcher's working directory, so `working_dir` (applied to
@@ -43,14 +43,6 @@ class ColossalAIJob(_Builder, _Container):
     """The training script and its arguments, run on every worker."""
     workers: Annotated[Int, Field(ge=1)] = 1
     """Number of worker pods."""
-    gpus_per_worker: Annotated[Int, Field(ge=0)] = 0
-    """GPUs per worker; also the default of `proc_per_worker`."""
-    cpu_per_worker: Quantity | None = None
-    """CPU per worker."""
-    memory_per_worker: Quantity | None = None
-    """Memory per worker."""
-    resources: Resources | core_v1.ResourceRequirements | None = None
-    """Full resources per worker, instead of the `*_per_worker` shortcuts."""
     proc_per_worker: Annotated[Int, Field(ge=1)] | None = None
     """Processes per worker (`--nproc_per_node`); defaults to `gpus_per_worker`, or 1."""
     extra_args: list[str] | None = None
@@ -67,9 +59,7 @@ class ColossalAIJob(_Builder, _Container):
     """Restart policy of the workers (ColossalAI cannot rejoin a restarted worker)."""
 
     def _manifest(self) -> dict[str, Any]:
-        resources = _per_worker_resources(
-            self.resources, self.gpus_per_worker, self.cpu_per_worker, self.memory_per_worker
-        )
+        resources = self._worker_resources()
         launcher = self.launcher or Launcher()
         launcher_pod = launcher.model_copy(
             update={

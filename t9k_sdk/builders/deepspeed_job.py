@@ -8,15 +8,13 @@ from pydantic import Field, model_validator
 
 from t9k_sdk import models
 from t9k_sdk.builders._common import (
-    Resources,
     _Builder,
     _compact,
     _Container,
-    _per_worker_resources,
     _Piece,
+    _WorkerResources,
 )
-from t9k_sdk.models import core_v1
-from t9k_sdk.models._base import Int, Quantity
+from t9k_sdk.models._base import Int
 
 __all__ = ["DeepSpeedJob", "Elastic"]
 
@@ -32,7 +30,7 @@ class Elastic(_Piece):
     """Workers to run now; change it later to scale. Defaults to `workers`."""
 
 
-class DeepSpeedJob(_Builder, _Container):
+class DeepSpeedJob(_Builder, _WorkerResources, _Container):
     """A DeepSpeedJob: `workers` pods; worker-0 runs `deepspeed` and reaches the others over ssh.
 
     Exactly one of `run` (a Python script and its arguments), `module`, `exec` or
@@ -45,14 +43,6 @@ class DeepSpeedJob(_Builder, _Container):
 
     workers: Annotated[Int, Field(ge=1)] = 1
     """Number of worker pods."""
-    gpus_per_worker: Annotated[Int, Field(ge=0)] = 0
-    """GPUs per worker (nvidia.com/gpu); also the default of `slots_per_worker`."""
-    cpu_per_worker: Quantity | None = None
-    """CPU per worker, e.g. 16."""
-    memory_per_worker: Quantity | None = None
-    """Memory per worker, e.g. "64Gi"."""
-    resources: Resources | core_v1.ResourceRequirements | None = None
-    """Full resources per worker, instead of the `*_per_worker` shortcuts."""
     run: list[str] | None = None
     """A Python script and its arguments: `deepspeed ... train.py --epochs 3`."""
     module: list[str] | None = None
@@ -97,9 +87,7 @@ class DeepSpeedJob(_Builder, _Container):
         return self
 
     def _manifest(self) -> dict[str, Any]:
-        resources = _per_worker_resources(
-            self.resources, self.gpus_per_worker, self.cpu_per_worker, self.memory_per_worker
-        )
+        resources = self._worker_resources()
         run = _compact({"python": self.run, "module": self.module, "exec": self.exec})
         config = _compact(
             {

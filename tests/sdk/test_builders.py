@@ -1,0 +1,328 @@
+"""Builders: what a user writes in Python becomes the manifest they expect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from t9k_sdk import (
+    PVC,
+    ColossalAIJob,
+    Debug,
+    DeepSpeedJob,
+    Elastic,
+    EmptyDir,
+    GenericJob,
+    InvalidManifestError,
+    Launcher,
+    Replica,
+    Resources,
+    Resume,
+    from_manifest,
+    models,
+)
+
+
+def _container(manifest: dict[str, Any], path: str = "worker") -> dict[str, Any]:
+    spec = manifest["spec"]
+    template = spec["worker"]["template"] if path == "worker" else path
+    result: dict[str, Any] = template["spec"]["containers"][0]
+    return result
+
+
+def test_deepspeed_job_from_the_issue() -> None:
+    job = DeepSpeedJob(
+        name="bert",
+        image="deepspeed/deepspeed:0.14",
+        workers=4,
+        gpus_per_worker=8,
+        run=["train.py", "--epochs", "3"],
+    )
+    manifest = job.to_dict()
+    assert manifest["kind"] == "DeepSpeedJob"
+    assert manifest["spec"]["worker"]["replicas"] == 4
+    assert manifest["spec"]["config"] == {
+        "slotsPerWorker": 8,
+        "run": {"python": ["train.py", "--epochs", "3"]},
+    }
+    container = _container(manifest)
+    assert container["name"] == "worker"
+    assert container["resources"] == {
+        "limits": {"nvidia.com/gpu": 8},
+        "requests": {"nvidia.com/gpu": 8},
+    }
+    assert yaml.safe_load(job.to_yaml()) == manifest
+    assert isinstance(job.build(), models.DeepSpeedJob)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"module": ["deepspeed.pkg"]}, {"module": ["deepspeed.pkg"]}),
+        ({"exec": ["/bin/train"]}, {"exec": ["/bin/train"]}),
+    ],
+)
+def test_deepspeed_launch_choices(kwargs: dict[str, Any], expected: dict[str, Any]) -> None:
+    manifest = DeepSpeedJob(name="d", image="i", **kwargs).to_dict()
+    assert manifest["spec"]["config"]["run"] == expected
+
+
+def test_deepspeed_custom_command_keeps_slots() -> None:
+    manifest = DeepSpeedJob(
+        name="d",
+        image="i",
+        gpus_per_worker=2,
+        custom_command="deepspeed --hostfile /t9k/hostfile x.py",
+    ).to_dict()
+    assert manifest["spec"]["config"] == {
+        "customCommand": "deepspeed --hostfile /t9k/hostfile x.py",
+        "slotsPerWorker": 2,
+    }
+
+
+def test_deepspeed_needs_exactly_one_launch() -> None:
+    with pytest.raises(ValidationError, match="give only one of run, module, exec"):
+        DeepSpeedJob(name="d", image="i", run=["a.py"], module=["m"])
+    with pytest.raises(ValidationError, match="say what to launch"):
+        DeepSpeedJob(name="d", image="i")
+    # debug mode needs no program
+    manifest = DeepSpeedJob(name="d", image="i", debug=True).to_dict()
+    assert manifest["spec"]["runMode"] == {"debug": {"enabled": True}}
+    assert "config" not in manifest["spec"]
+
+
+def test_deepspeed_elastic_and_policies() -> None:
+    manifest = DeepSpeedJob(
+        name="d",
+        image="i",
+        workers=4,
+        run=["a.py"],
+        elastic=Elastic(min=2, max=8),
+        backoff_limit=5,
+        active_deadline_seconds=3600,
+        clean_up_policy=models.CleanUpPolicy.ALL,
+        restart_policy=models.RestartPolicyType.EXIT_CODE,
+    ).to_dict()
+    spec = manifest["spec"]
+    assert spec["elastic"] == {
+        "enabled": True,
+        "minReplicas": 2,
+        "maxReplicas": 8,
+        "expectedReplicas": 4,
+    }
+    assert spec["runPolicy"] == {
+        "activeDeadlineSeconds": 3600,
+        "backoffLimit": 5,
+        "cleanUpPolicy": "All",
+    }
+    assert spec["worker"]["restartPolicy"] == "ExitCode"
+
+
+def test_elastic_bounds_are_checked_with_the_wire_rule() -> None:
+    with pytest.raises(InvalidManifestError) as info:
+        DeepSpeedJob(
+            name="d", image="i", workers=9, run=["a.py"], elastic=Elastic(min=2, max=8)
+        ).build()
+    assert "spec.elastic" in str(info.value)
+    assert "minReplicas <= expectedReplicas <= maxReplicas" in str(info.value)
+
+
+def test_resources_shortcuts_and_full_form_are_exclusive() -> None:
+    with pytest.raises(ValidationError, match="either resources= or the gpus_per_worker"):
+        DeepSpeedJob(
+            name="d", image="i", run=["a"], gpus_per_worker=1, resources=Resources(cpu=2)
+        ).build()
+
+
+def test_resources_request_and_limit_the_same_unless_overridden() -> None:
+    req = Resources(cpu=8, memory="64Gi", gpus=2, requests={"cpu": 4}).to_requirements()
+    assert req.limits == {"cpu": 8, "memory": "64Gi", "nvidia.com/gpu": 2}
+    assert req.requests == {"cpu": 4, "memory": "64Gi", "nvidia.com/gpu": 2}
+
+
+def test_volumes_env_and_node_placement() -> None:
+    manifest = DeepSpeedJob(
+        name="d",
+        image="i",
+        run=["a.py"],
+        env={"NCCL_DEBUG": "INFO"},
+        working_dir="/workspace",
+        volumes=[
+            PVC(claim="data", mount_path="/data", read_only=True),
+            EmptyDir(mount_path="/dev/shm", medium="Memory", size_limit="8Gi"),
+        ],
+        node_selector={"gpu": "a100"},
+        tolerations=[{"key": "gpu", "operator": "Exists"}],
+    ).to_dict()
+    pod = manifest["spec"]["worker"]["template"]["spec"]
+    assert pod["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data", "readOnly": True}},
+        {"name": "vol-dev-shm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}},
+    ]
+    c = pod["containers"][0]
+    assert c["volumeMounts"] == [
+        {"name": "data", "mountPath": "/data", "readOnly": True},
+        {"name": "vol-dev-shm", "mountPath": "/dev/shm"},
+    ]
+    assert c["env"] == [{"name": "NCCL_DEBUG", "value": "INFO"}]
+    assert c["workingDir"] == "/workspace"
+    assert pod["nodeSelector"] == {"gpu": "a100"}
+    assert pod["tolerations"] == [{"key": "gpu", "operator": "Exists"}]
+
+
+def test_raw_template_escape_hatch_is_kept_and_overlaid() -> None:
+    template = {
+        "metadata": {"labels": {"team": "nlp"}},
+        "spec": {
+            "priorityClassName": "high",
+            "containers": [
+                {"name": "sidecar", "image": "proxy"},
+                {"name": "worker", "image": "old", "securityContext": {"runAsUser": 1000},
+                 "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]},
+            ],
+        },
+    }  # fmt: skip
+    manifest = DeepSpeedJob(
+        name="d", image="new", run=["a.py"], env={"B": "3"}, template=template
+    ).to_dict()
+    pod = manifest["spec"]["worker"]["template"]
+    assert pod["metadata"] == {"labels": {"team": "nlp"}}
+    assert pod["spec"]["priorityClassName"] == "high"  # unknown to the models, kept
+    sidecar, worker = pod["spec"]["containers"]
+    assert sidecar == {"name": "sidecar", "image": "proxy"}
+    assert worker["image"] == "new"  # the training container is the one named "worker"
+    assert worker["securityContext"] == {"runAsUser": 1000}
+    assert worker["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "3"}]
+
+
+def test_generic_job_replicas_rules_service_and_scheduler() -> None:
+    job = GenericJob(
+        name="tf",
+        namespace="ml",
+        labels={"team": "a"},
+        replicas=[
+            Replica(type="ps", image="tf", command=["python", "ps.py"]),
+            Replica(
+                type="worker",
+                count=3,
+                image="tf",
+                args=["--task=$(rank)"],
+                resources=Resources(gpus=1),
+                ports={"http": 2222},
+                restart_policy=models.RestartPolicyType.ON_FAILURE,
+                restart_limit=2,
+            ),
+        ],
+        success_rules=[{"worker": [0]}],
+        failure_rules=[{"ps": [0]}, {"worker": [0, 1, 2]}],
+        service_ports={"http": 2222},
+        clean_up_policy=models.CleanUpPolicy.UNFINISHED,
+        queue="default",
+        priority=50,
+    )
+    m = job.to_dict()
+    assert m["metadata"] == {"name": "tf", "namespace": "ml", "labels": {"team": "a"}}
+    spec = m["spec"]
+    assert [r["type"] for r in spec["replicaSpecs"]] == ["ps", "worker"]
+    worker = spec["replicaSpecs"][1]
+    assert worker["replicas"] == 3
+    assert worker["restartPolicy"] == {"policy": "OnFailure", "limit": 2}
+    assert worker["template"]["spec"]["containers"][0]["name"] == "worker"
+    assert worker["template"]["spec"]["containers"][0]["ports"] == [
+        {"name": "http", "containerPort": 2222}
+    ]
+    assert spec["service"] == {"ports": [{"name": "http", "port": 2222}]}
+    assert spec["scheduler"] == {"t9kScheduler": {"queue": "default", "priority": 50}}
+    assert spec["cleanUpPolicy"] == "Unfinished"
+    assert from_manifest(m) == job.build()  # the manifest parses back to the same model
+
+
+def test_run_modes() -> None:
+    m = GenericJob(
+        name="g",
+        replicas=[Replica(type="worker", image="i")],
+        debug=Debug(command=["sleep", "inf"], skip_init_containers=True),
+        paused=True,
+        resume={"worker": Resume(command=["python", "resume.py"])},
+    ).to_dict()
+    assert m["spec"]["runMode"] == {
+        "debug": {
+            "enabled": True,
+            "replicaSpecs": [
+                {"type": "worker", "skipInitContainer": True, "command": ["sleep", "inf"]}
+            ],
+        },
+        "pause": {
+            "enabled": True,
+            "resumeSpecs": [{"type": "worker", "command": ["python", "resume.py"]}],
+        },
+    }
+
+
+def test_priority_needs_a_queue() -> None:
+    with pytest.raises(ValidationError, match="priority needs queue"):
+        GenericJob(name="g", replicas=[Replica(type="w", image="i")], priority=5)
+
+
+def test_builder_errors_name_the_wire_field_and_all_problems() -> None:
+    job = GenericJob(
+        name="Bad_Name",
+        replicas=[Replica(type="worker", image="x")],
+        success_rules=[{"master": [0]}],
+    )
+    with pytest.raises(InvalidManifestError) as info:
+        job.build()
+    paths = [p.path for p in info.value.problems]
+    assert paths == ["metadata.name", "spec.successRules[0].master"]
+    assert str(info.value).startswith("GenericJob 'Bad_Name' is invalid:")
+
+
+def test_builder_arguments_are_type_checked() -> None:
+    with pytest.raises(ValidationError, match="workers"):
+        DeepSpeedJob(name="d", image="i", run=["a"], workers="4")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        DeepSpeedJob(name="d", image="i", run=["a"], worker=4)  # type: ignore[call-arg]
+
+
+def test_colossalai_job_launcher_and_workers() -> None:
+    m = ColossalAIJob(
+        name="palm",
+        image="hpcaitech/colossalai:0.3.0",
+        workers=2,
+        gpus_per_worker=4,
+        script=["train.py", "--distplan=colossalai"],
+        extra_args=["--master_port=29600"],
+        working_dir="/workspace",
+        volumes=[PVC(claim="code", mount_path="/workspace")],
+        launcher=Launcher(resources=Resources(cpu=1, memory="2Gi")),
+        clean_up_workers=True,
+        sshd_path="/usr/sbin/sshd",
+    ).to_dict()
+    spec = m["spec"]
+    assert spec["torchConfig"] == {
+        "procPerWorker": 4,
+        "script": ["train.py", "--distplan=colossalai"],
+        "extraArgs": ["--master_port=29600"],
+    }
+    assert spec["ssh"] == {"sshdPath": "/usr/sbin/sshd"}
+    assert spec["runPolicy"] == {"cleanUpWorkers": True}
+    launcher, worker = spec["replicaSpecs"]
+    lc = launcher["template"]["spec"]["containers"][0]
+    assert (launcher["type"], launcher["replicas"], lc["name"]) == ("launcher", 1, "launcher")
+    assert lc["image"] == "hpcaitech/colossalai:0.3.0"  # taken from the job
+    assert lc["workingDir"] == "/workspace"  # where the workers run the script from
+    assert lc["resources"]["limits"] == {"cpu": 1, "memory": "2Gi"}
+    assert "volumes" not in launcher["template"]["spec"]  # volumes are the workers'
+    wc = worker["template"]["spec"]["containers"][0]
+    assert (worker["replicas"], wc["name"]) == (2, "worker")
+    assert wc["volumeMounts"] == [{"name": "code", "mountPath": "/workspace"}]
+
+
+def test_builders_are_immutable_and_build_once() -> None:
+    job = GenericJob(name="g", replicas=[Replica(type="w", image="i")])
+    assert job.build() is job.build()
+    with pytest.raises(ValidationError, match="frozen"):
+        job.name = "other"  # type: ignore[misc]
