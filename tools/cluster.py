@@ -60,6 +60,7 @@ CRD_DIRS: Final = (
 STATE_VERSION: Final = 1
 FIELD_MANAGER: Final = "t9k-cluster"
 CONTEXT_NAME: Final = "t9k-local"
+DIGEST_ANNOTATION: Final = "cluster.t9k.dev/manifest-sha256"
 BINARIES: Final = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 
 
@@ -78,6 +79,10 @@ class FakeNode:
 # no node asks for more than MAX_GPUS_PER_NODE GPUs.
 FAKE_NODES: Final = tuple(FakeNode(f"kwok-node-{i}") for i in range(4))
 MAX_GPUS_PER_NODE: Final = max(int(n.gpus) for n in FAKE_NODES)
+
+
+# libyaml's loader when PyYAML has it: the generated CRDs are megabytes of YAML.
+_YamlLoader: Final[type[yaml.SafeLoader]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ClusterError(Exception):
@@ -328,10 +333,11 @@ class Api:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float = 10.0,
+        accept: str = "application/json",
     ) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.server + path, data=data, method=method)
-        req.add_header("Accept", "application/json")
+        req.add_header("Accept", accept)
         if data is not None:
             req.add_header("Content-Type", content_type)
         try:
@@ -489,7 +495,7 @@ def load_crds() -> list[CrdDoc]:
     docs = []
     for path in crd_files():
         try:
-            loaded = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+            loaded = [d for d in yaml.load_all(path.read_text(), Loader=_YamlLoader) if d]
         except yaml.YAMLError as err:
             raise ClusterError(f"{path.relative_to(REPO_ROOT)} is not valid YAML: {err}") from err
         for doc in loaded:
@@ -503,25 +509,52 @@ def load_crds() -> list[CrdDoc]:
     return docs
 
 
-def install_crds(api: Api, timeout: float = 30.0) -> tuple[list[str], list[str]]:
-    """Server-side apply every CRD and wait until all are Established.
+def _applied_digests(api: Api, base: str) -> dict[str, str]:
+    """CRD name -> the manifest digest we stamped on it, from a metadata-only list (cheap even
+    for CRDs of hundreds of kilobytes)."""
+    status, body = api.request(
+        "GET", base, accept="application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+    )
+    if status != 200 or not isinstance(body, dict):
+        return {}
+    digests = {}
+    for item in body.get("items") or []:
+        annotations = item.get("metadata", {}).get("annotations") or {}
+        if DIGEST_ANNOTATION in annotations:
+            digests[item["metadata"]["name"]] = annotations[DIGEST_ANNOTATION]
+    return digests
 
-    Returns (the names of all of them, the names of those that did not exist before).
+
+def install_crds(api: Api, timeout: float = 30.0) -> tuple[list[str], list[str], list[str]]:
+    """Server-side apply every CRD that is missing or changed, and wait until it is Established.
+
+    Each applied CRD carries the sha256 of its manifest in an annotation, so a second `up` skips
+    the (for big schemas, seconds long) apply of CRDs that did not change.
+    Returns the names of (all CRDs, those that did not exist before, those applied now).
     """
     docs = load_crds()
     base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    on_server = _applied_digests(api, base)
     created = []
     rejected = []
+    applied = []
     for doc in docs:
-        status, body = api.request(
+        digest = hashlib.sha256(json.dumps(doc.body, sort_keys=True).encode()).hexdigest()
+        if on_server.get(doc.name) == digest:
+            continue
+        body = json.loads(json.dumps(doc.body))
+        metadata = body.setdefault("metadata", {})
+        metadata["annotations"] = {**(metadata.get("annotations") or {}), DIGEST_ANNOTATION: digest}
+        status, response = api.request(
             "PATCH",
             f"{base}/{doc.name}?fieldManager={FIELD_MANAGER}&force=true",
-            doc.body,
+            body,
             content_type="application/apply-patch+yaml",
             timeout=60,
         )
+        applied.append(doc.name)
         if status not in (200, 201):
-            message = body.get("message") if isinstance(body, dict) else body
+            message = response.get("message") if isinstance(response, dict) else response
             rejected.append(
                 f"the API server rejected CRD {doc.name} from"
                 f" {doc.source.relative_to(REPO_ROOT)} (HTTP {status}): {message}"
@@ -538,7 +571,7 @@ def install_crds(api: Api, timeout: float = 30.0) -> tuple[list[str], list[str]]
         conditions = body.get("status", {}).get("conditions") or []
         return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
-    pending = [d.name for d in docs]
+    pending = applied
     deadline = time.monotonic() + timeout
     while pending:
         pending = [n for n in pending if not established(n)]
@@ -549,7 +582,7 @@ def install_crds(api: Api, timeout: float = 30.0) -> tuple[list[str], list[str]]
             )
         if pending:
             time.sleep(0.2)
-    return [d.name for d in docs], created
+    return [d.name for d in docs], created, applied
 
 
 # --------------------------------------------------------------------------------------------
@@ -689,7 +722,17 @@ def restart_controller_manager(state: State) -> None:
     _wait(state, name, _healthz(f"https://127.0.0.1:{state.ports[name]}/healthz"), 30)
 
 
-def _start(state: State) -> None:
+def _start(state: State) -> list[str]:
+    """Start every component in order; returns how long each step took, for the summary."""
+    steps: list[str] = []
+    mark = time.monotonic()
+
+    def step(what: str) -> None:
+        nonlocal mark
+        now = time.monotonic()
+        steps.append(f"{what} {now - mark:.1f}s")
+        mark = now
+
     bin_dir = Path(state.bin_dir)
     ports = state.ports
     kc = str(KUBECONFIG)
@@ -717,6 +760,7 @@ def _start(state: State) -> None:
         env,
     )
     _wait(state, "etcd", lambda: '"health":"true"' in http_get(etcd_url + "/health")[1], 20)
+    step("etcd")
 
     api_port = ports["kube-apiserver"]
     _spawn(
@@ -748,11 +792,13 @@ def _start(state: State) -> None:
     api = Api(state.server)
     write_kubeconfig(state.server)
     _wait(state, "kube-apiserver", api.ready, 60)
+    step("kube-apiserver")
 
     # Before kube-controller-manager: its garbage collector only discovers resources present when
     # it starts (later ones after a 30 s resync), so owner references to custom resources would
     # be ignored for a while.
     install_crds(api)
+    step("CRDs")
 
     common = _common_flags()
     _spawn(state, "kube-controller-manager", _kcm_argv(state), env)
@@ -785,6 +831,7 @@ def _start(state: State) -> None:
         _wait(state, name, _healthz(f"https://127.0.0.1:{ports[name]}/healthz"), 30)
     kwok_url = f"http://127.0.0.1:{ports['kwok']}/healthz"
     _wait(state, "kwok", lambda: http_get(kwok_url)[0] == 200, 30)
+    step("controllers+kwok")
 
     for node in FAKE_NODES:
         status, body = api.request("POST", "/api/v1/nodes", _node_manifest(node))
@@ -798,6 +845,8 @@ def _start(state: State) -> None:
         40,
         "making the fake nodes Ready (then kube-controller-manager lifts their not-ready taint)",
     )
+    step("nodes")
+    return steps
 
 
 # --------------------------------------------------------------------------------------------
@@ -855,7 +904,7 @@ def up(build: bool = True, quiet: bool = False) -> State:
     with _lock():
         state = read_state()
         if state is not None and healthy(state):
-            names, created = install_crds(Api(state.server))
+            names, created, applied = install_crds(Api(state.server))
             if created:
                 # Otherwise the garbage collector would ignore owner references to the new kinds
                 # until its next discovery resync (30 s).
@@ -866,7 +915,8 @@ def up(build: bool = True, quiet: bool = False) -> State:
                 restart_controller_manager(state)
                 state.save()
             if not quiet:
-                print(f"[cluster] already running ({len(names)} CRDs applied)")
+                changed = f", applied {', '.join(applied)}" if applied else ""
+                print(f"[cluster] already running ({len(names)} CRDs{changed})")
                 _print_usage(state)
             return state
         if state is not None or STATE_FILE.exists():
@@ -883,7 +933,7 @@ def up(build: bool = True, quiet: bool = False) -> State:
         state.save()
         try:
             make_pki()
-            _start(state)
+            steps = _start(state)
         except BaseException:
             # Leave nothing running; keep the logs the error message points to.
             stop_processes(state.processes)
@@ -894,7 +944,10 @@ def up(build: bool = True, quiet: bool = False) -> State:
         if not quiet:
             elapsed = time.monotonic() - t0 - t_bin
             crds = len(load_crds())
-            print(f"[cluster] ready in {elapsed:.1f}s: {len(FAKE_NODES)} kwok nodes, {crds} CRDs")
+            print(
+                f"[cluster] ready in {elapsed:.1f}s ({', '.join(steps)}):"
+                f" {len(FAKE_NODES)} kwok nodes, {crds} CRDs"
+            )
             _print_usage(state)
         return state
 

@@ -8,6 +8,8 @@ from kubernetes import client
 
 from tests.cluster.kube_helpers import pod, pod_gone, read_pod, wait_for, wait_phase
 
+HOLD = "testing.t9k.dev/hold"
+
 
 def _owner_ref(obj: Any, api_version: str, kind: str) -> client.V1OwnerReference:
     return client.V1OwnerReference(
@@ -46,20 +48,27 @@ def test_deleting_the_owner_deletes_the_owned_pod(
     assert read_pod(core_v1, namespace, "bystander").metadata.deletion_timestamp is None
 
 
-def test_foreground_deletion_removes_the_owner_only_after_its_pod(
+def test_foreground_deletion_keeps_the_owner_until_its_pod_is_gone(
     core_v1: client.CoreV1Api, namespace: str
 ) -> None:
     owner = _config_map(core_v1, namespace, "fg-owner")
-    core_v1.create_namespaced_pod(
-        namespace, pod("fg-owned", owner=_owner_ref(owner, "v1", "ConfigMap"))
-    )
+    held = pod("fg-owned", owner=_owner_ref(owner, "v1", "ConfigMap"))
+    held.metadata.finalizers = [HOLD]  # keeps the pod, and so the owner, until the test lets go
+    core_v1.create_namespaced_pod(namespace, held)
     wait_phase(core_v1, namespace, "fg-owned", ("Running",))
 
     core_v1.delete_namespaced_config_map("fg-owner", namespace, propagation_policy="Foreground")
+    wait_for(
+        lambda: read_pod(core_v1, namespace, "fg-owned"),
+        lambda p: p.metadata.deletion_timestamp is not None,
+        "GC to delete the owned pod",
+    )
     pending = core_v1.read_namespaced_config_map("fg-owner", namespace)
     assert pending.metadata.deletion_timestamp is not None
     assert "foregroundDeletion" in (pending.metadata.finalizers or [])
-    wait_for(lambda: pod_gone(core_v1, namespace, "fg-owned"), bool, "GC to delete the owned pod")
+
+    core_v1.patch_namespaced_pod("fg-owned", namespace, {"metadata": {"finalizers": None}})
+    wait_for(lambda: pod_gone(core_v1, namespace, "fg-owned"), bool, "the pod to go")
     wait_for(
         lambda: _config_map_gone(core_v1, namespace, "fg-owner"),
         bool,
