@@ -82,6 +82,16 @@ spec:
 """
 
 
+@pytest.fixture(autouse=True)
+def _forget_test_modules(tmp_path: Path) -> Iterator[None]:
+    """Drop the modules the test imported from its tmp_path (siblings imported by job files)."""
+    yield
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file is not None and Path(file).is_relative_to(tmp_path):
+            del sys.modules[name]
+
+
 def _write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text), encoding="utf-8")

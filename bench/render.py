@@ -1,0 +1,472 @@
+"""Render throughput: typed job object -> YAML and -> dict, t9k-sdk against kubeflow-training.
+
+    python bench/render.py [--seconds 1.0] [--repeat 3] [--sizes 4 64] [--json FILE]
+
+Both sides describe the same job: a master and N-1 workers (a 4-replica and a 64-replica job),
+each pod with one container of the same image, command, 6 env vars, a port, CPU/memory/GPU
+requests and limits, and two volumes (a PVC and a memory-backed /dev/shm):
+
+* t9k-sdk: a `GenericJob` with replica types `master` and `worker`, as (a) a prebuilt wire model
+  serialized with `dump_all_yaml` / `to_manifest`, and (b) the builder constructed and rendered
+  with `to_yaml()` / `to_dict()` (construction and validation included).
+* kubeflow-training 1.9.4: a `KubeflowOrgV1PyTorchJob` with `Master` and `Worker` replica specs
+  made of `kubernetes.client` models, serialized the way its users do:
+  `ApiClient().sanitize_for_serialization(job)` then `yaml.safe_dump(...)` (PyYAML's default
+  pure-Python emitter) or `yaml.dump(..., Dumper=yaml.CSafeDumper)` (libyaml), as (c) a prebuilt
+  object, and (d) constructed and rendered.
+
+Every case runs for about `--seconds` (iterations scale automatically) `--repeat` times; the
+best run is reported, as jobs per second. Before timing, the script checks that both sides
+produce the same shape (replicas, containers, env vars, ports, mounts, volumes, resources) and
+that each YAML loads back to its dict; it stops if they do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import yaml
+from kubeflow.training import (
+    ApiClient,
+    KubeflowOrgV1PyTorchJob,
+    KubeflowOrgV1PyTorchJobSpec,
+    KubeflowOrgV1ReplicaSpec,
+    KubeflowOrgV1RunPolicy,
+)
+from kubernetes import client as k8s
+
+from t9k_sdk import (
+    PVC,
+    EmptyDir,
+    GenericJob,
+    Replica,
+    Resources,
+    dump_all_yaml,
+    load_all_yaml,
+    models,
+    to_manifest,
+)
+
+TARGET = 10.0
+"""t9k-sdk must render YAML at least this many times as fast as kubeflow's yaml.safe_dump path."""
+
+# -- the job shape, shared by both sides ----------------------------------------------------
+
+IMAGE = "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime"
+ENV = {
+    "NCCL_DEBUG": "INFO",
+    "NCCL_IB_DISABLE": "0",
+    "NCCL_SOCKET_IFNAME": "eth0",
+    "OMP_NUM_THREADS": "4",
+    "PYTHONUNBUFFERED": "1",
+    "HF_HOME": "/workspace/.cache/huggingface",
+}
+CPU, MEMORY, GPUS = 16, "64Gi", 8
+PORT_NAME, PORT = "pytorchjob-port", 23456
+CLAIM, WORKSPACE = "bert-workspace", "/workspace"
+SHM_NAME, SHM_SIZE = "dshm", "32Gi"
+LABELS = {"team": "nlp", "project": "bert"}
+
+
+def command(replicas: int) -> list[str]:
+    return [
+        "torchrun",
+        f"--nnodes={replicas}",
+        f"--nproc_per_node={GPUS}",
+        "train.py",
+        "--epochs=3",
+        "--deepspeed_config=ds_config.json",
+    ]
+
+
+def t9k_builder(replicas: int) -> GenericJob:
+    """The t9k-sdk builder of the job."""
+
+    def replica(role: str, count: int) -> Replica:
+        return Replica(
+            type=role,
+            count=count,
+            container_name="pytorch",
+            image=IMAGE,
+            command=command(replicas),
+            env=ENV,
+            ports={PORT_NAME: PORT},
+            resources=Resources(cpu=CPU, memory=MEMORY, gpus=GPUS),
+            volumes=[
+                PVC(claim=CLAIM, mount_path=WORKSPACE),
+                EmptyDir(
+                    name=SHM_NAME, mount_path="/dev/shm", medium="Memory", size_limit=SHM_SIZE
+                ),
+            ],
+            restart_policy=models.RestartPolicyType.ON_FAILURE,
+        )
+
+    return GenericJob(
+        name="bert",
+        namespace="default",
+        labels=LABELS,
+        replicas=[replica("master", 1), replica("worker", replicas - 1)],
+        clean_up_policy=models.CleanUpPolicy.NONE,
+    )
+
+
+def kubeflow_job(replicas: int) -> Any:
+    """The kubeflow-training PyTorchJob of the job (kubernetes.client models inside)."""
+
+    def template() -> Any:
+        resources = {"cpu": CPU, "memory": MEMORY, "nvidia.com/gpu": GPUS}
+        container = k8s.V1Container(
+            name="pytorch",
+            image=IMAGE,
+            command=command(replicas),
+            env=[k8s.V1EnvVar(name=n, value=v) for n, v in ENV.items()],
+            ports=[k8s.V1ContainerPort(name=PORT_NAME, container_port=PORT)],
+            resources=k8s.V1ResourceRequirements(requests=dict(resources), limits=dict(resources)),
+            volume_mounts=[
+                k8s.V1VolumeMount(name=CLAIM, mount_path=WORKSPACE),
+                k8s.V1VolumeMount(name=SHM_NAME, mount_path="/dev/shm"),
+            ],
+        )
+        volumes = [
+            k8s.V1Volume(
+                name=CLAIM,
+                persistent_volume_claim=k8s.V1PersistentVolumeClaimVolumeSource(claim_name=CLAIM),
+            ),
+            k8s.V1Volume(
+                name=SHM_NAME,
+                empty_dir=k8s.V1EmptyDirVolumeSource(medium="Memory", size_limit=SHM_SIZE),
+            ),
+        ]
+        return k8s.V1PodTemplateSpec(spec=k8s.V1PodSpec(containers=[container], volumes=volumes))
+
+    def replica(count: int) -> Any:
+        return KubeflowOrgV1ReplicaSpec(
+            replicas=count, restart_policy="OnFailure", template=template()
+        )
+
+    return KubeflowOrgV1PyTorchJob(
+        api_version="kubeflow.org/v1",
+        kind="PyTorchJob",
+        metadata=k8s.V1ObjectMeta(name="bert", namespace="default", labels=dict(LABELS)),
+        spec=KubeflowOrgV1PyTorchJobSpec(
+            run_policy=KubeflowOrgV1RunPolicy(clean_pod_policy="None"),
+            pytorch_replica_specs={"Master": replica(1), "Worker": replica(replicas - 1)},
+        ),
+    )
+
+
+# -- fairness checks ----------------------------------------------------------------------
+
+
+def shape(manifest: Mapping[str, Any]) -> dict[str, int]:
+    """What a manifest describes, counted: the two sides must agree on every number."""
+    spec = manifest["spec"]
+    specs = spec.get("replicaSpecs") or list((spec.get("pytorchReplicaSpecs") or {}).values())
+    counts = dict.fromkeys(
+        (
+            "replica_specs",
+            "replicas",
+            "containers",
+            "env_vars",
+            "ports",
+            "volume_mounts",
+            "volumes",
+            "resource_entries",
+            "command_args",
+        ),
+        0,
+    )
+    counts["replica_specs"] = len(specs)
+    for replica_spec in specs:
+        counts["replicas"] += replica_spec["replicas"]
+        pod = replica_spec["template"]["spec"]
+        counts["volumes"] += len(pod.get("volumes", []))
+        for container in pod["containers"]:
+            counts["containers"] += 1
+            counts["env_vars"] += len(container.get("env", []))
+            counts["ports"] += len(container.get("ports", []))
+            counts["volume_mounts"] += len(container.get("volumeMounts", []))
+            counts["command_args"] += len(container.get("command", []))
+            resources = container.get("resources", {})
+            counts["resource_entries"] += sum(len(v) for v in resources.values())
+    return counts
+
+
+def check_fair(replicas: int, api: Any) -> dict[str, Any]:
+    """Stop unless both sides produce the same shape and their YAML loads back to their dict."""
+    ours = t9k_builder(replicas).to_dict()
+    theirs = api.sanitize_for_serialization(kubeflow_job(replicas))
+    ours_shape, theirs_shape = shape(ours), shape(theirs)
+    if ours_shape != theirs_shape:
+        sys.exit(
+            f"unfair comparison at {replicas} replicas: t9k {ours_shape} != kubeflow {theirs_shape}"
+        )
+    if ours_shape["replicas"] != replicas:
+        sys.exit(f"the t9k job has {ours_shape['replicas']} replicas, not {replicas}")
+    ours_yaml = t9k_builder(replicas).to_yaml()
+    theirs_yaml = yaml.safe_dump(theirs)
+    if to_manifest(load_all_yaml(ours_yaml)[0]) != ours:
+        sys.exit("t9k YAML does not load back to its manifest")
+    if yaml.safe_load(theirs_yaml) != theirs or yaml.dump(theirs, Dumper=yaml.CSafeDumper) != (
+        theirs_yaml
+    ):
+        sys.exit("kubeflow YAML (safe_dump / CSafeDumper) does not load back to its dict")
+    return {
+        "shape": ours_shape,
+        "yaml_bytes": {"t9k": len(ours_yaml.encode()), "kubeflow": len(theirs_yaml.encode())},
+    }
+
+
+# -- timing -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    case: str
+    replicas: int
+    jobs_per_second: float
+    """Iterations per second of the best run (wall clock, time.perf_counter)."""
+    median_jobs_per_second: float
+    iterations: int
+    """Iterations per run."""
+    runs: int
+    cpu_share: float
+    """CPU time / wall time of the best run: below ~0.9 the machine was busy with other work."""
+
+
+def _run(fn: Callable[[], object], iterations: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of `iterations` calls."""
+    cpu, start = time.process_time(), time.perf_counter()
+    for _ in range(iterations):
+        fn()
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+def calibrate(fn: Callable[[], object], seconds: float) -> int:
+    """Iterations for one run of about `seconds` (after a warm-up call)."""
+    fn()  # warm up caches (pydantic validators, kubernetes Configuration)
+    iterations, (elapsed, _) = 1, _run(fn, 1)
+    while elapsed < seconds / 10:
+        iterations *= 10 if elapsed < seconds / 100 else 2
+        elapsed, _ = _run(fn, iterations)
+    return max(1, round(iterations * seconds / elapsed))
+
+
+def measure(
+    suite: Mapping[tuple[str, int], Callable[[], object]], seconds: float, rounds: int
+) -> list[Result]:
+    """Time every case `rounds` times, interleaved (round after round over all cases), so that
+    a change of load on a shared machine affects every case alike; the best run counts."""
+    iterations = {key: calibrate(fn, seconds) for key, fn in suite.items()}
+    runs: dict[tuple[str, int], list[tuple[float, float]]] = {key: [] for key in suite}
+    for i in range(rounds):
+        for key, fn in suite.items():
+            runs[key].append(_run(fn, iterations[key]))
+        print(f"  round {i + 1}/{rounds} done", file=sys.stderr)
+    results = []
+    for (case, replicas), timings in runs.items():
+        n = iterations[(case, replicas)]
+        wall, cpu = min(timings)
+        results.append(
+            Result(
+                case=case,
+                replicas=replicas,
+                jobs_per_second=n / wall,
+                median_jobs_per_second=n / statistics.median(w for w, _ in timings),
+                iterations=n,
+                runs=len(timings),
+                cpu_share=cpu / wall,
+            )
+        )
+    return results
+
+
+def cases(replicas: int, api: Any) -> dict[str, Callable[[], object]]:
+    model = t9k_builder(replicas).build()
+    job = kubeflow_job(replicas)
+    sanitize = api.sanitize_for_serialization
+    return {
+        "t9k wire model -> YAML (dump_all_yaml)": lambda: dump_all_yaml([model]),
+        "t9k wire model -> dict (to_manifest)": lambda: to_manifest(model),
+        "t9k builder -> YAML (construct + to_yaml)": lambda: t9k_builder(replicas).to_yaml(),
+        "t9k builder -> dict (construct + to_dict)": lambda: t9k_builder(replicas).to_dict(),
+        "kubeflow object -> YAML (sanitize + yaml.safe_dump)": lambda: yaml.safe_dump(
+            sanitize(job)
+        ),
+        "kubeflow object -> YAML (sanitize + CSafeDumper)": lambda: yaml.dump(
+            sanitize(job), Dumper=yaml.CSafeDumper
+        ),
+        "kubeflow object -> dict (sanitize_for_serialization)": lambda: sanitize(job),
+        "kubeflow construct -> YAML (+ yaml.safe_dump)": lambda: yaml.safe_dump(
+            sanitize(kubeflow_job(replicas))
+        ),
+        "kubeflow construct -> YAML (+ CSafeDumper)": lambda: yaml.dump(
+            sanitize(kubeflow_job(replicas)), Dumper=yaml.CSafeDumper
+        ),
+        "kubeflow construct -> dict (+ sanitize)": lambda: sanitize(kubeflow_job(replicas)),
+    }
+
+
+RATIOS = {
+    "YAML, prebuilt object: t9k vs kubeflow yaml.safe_dump (target)": (
+        "t9k wire model -> YAML (dump_all_yaml)",
+        "kubeflow object -> YAML (sanitize + yaml.safe_dump)",
+    ),
+    "YAML, prebuilt object: t9k vs kubeflow CSafeDumper": (
+        "t9k wire model -> YAML (dump_all_yaml)",
+        "kubeflow object -> YAML (sanitize + CSafeDumper)",
+    ),
+    "YAML, construct + render: t9k builder vs kubeflow yaml.safe_dump": (
+        "t9k builder -> YAML (construct + to_yaml)",
+        "kubeflow construct -> YAML (+ yaml.safe_dump)",
+    ),
+    "YAML, construct + render: t9k builder vs kubeflow CSafeDumper": (
+        "t9k builder -> YAML (construct + to_yaml)",
+        "kubeflow construct -> YAML (+ CSafeDumper)",
+    ),
+    "dict, prebuilt object: t9k to_manifest vs kubeflow sanitize": (
+        "t9k wire model -> dict (to_manifest)",
+        "kubeflow object -> dict (sanitize_for_serialization)",
+    ),
+    "dict, construct + render: t9k builder vs kubeflow": (
+        "t9k builder -> dict (construct + to_dict)",
+        "kubeflow construct -> dict (+ sanitize)",
+    ),
+}
+TARGET_RATIO = "YAML, prebuilt object: t9k vs kubeflow yaml.safe_dump (target)"
+
+
+# -- report -------------------------------------------------------------------------------
+
+
+def environment() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "pydantic": pydantic.VERSION,
+        "pyyaml": yaml.__version__,
+        "libyaml": bool(getattr(yaml, "__with_libyaml__", False)),
+        "kubeflow-training": importlib.metadata.version("kubeflow-training"),
+        "kubernetes": importlib.metadata.version("kubernetes"),
+        "t9k-sdk": importlib.metadata.version("t9k-sdk"),
+    }
+
+
+def table(results: Sequence[Result], sizes: Sequence[int]) -> str:
+    by_case: dict[str, dict[int, Result]] = {}
+    for r in results:
+        by_case.setdefault(r.case, {})[r.replicas] = r
+    width = max(len(c) for c in by_case) + 2
+    head = "".join(f"{f'{n} replicas':>14}" for n in sizes)
+    lines = [f"{'jobs per second (best run)':<{width}}{head}"]
+    for case, row in by_case.items():
+        lines.append(
+            f"{case:<{width}}" + "".join(f"{row[n].jobs_per_second:>14,.0f}" for n in sizes)
+        )
+    return "\n".join(lines)
+
+
+def ratios(results: Sequence[Result], sizes: Sequence[int]) -> dict[str, dict[int, float]]:
+    speed = {(r.case, r.replicas): r.jobs_per_second for r in results}
+    return {
+        name: {n: speed[(ours, n)] / speed[(theirs, n)] for n in sizes}
+        for name, (ours, theirs) in RATIOS.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=1.0, help="time per run (default 1.0)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per case; the best counts (3)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4, 64], help="replicas (4 64)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
+    args = parser.parse_args(argv)
+    if any(n < 2 for n in args.sizes):
+        parser.error("--sizes: a job has a master and at least one worker (2 or more replicas)")
+
+    api = ApiClient()  # made once, as a user would; its thread pool is never started
+    env = environment()
+    print(
+        f"t9k-sdk {env['t9k-sdk']} vs kubeflow-training {env['kubeflow-training']}"
+        f" (kubernetes {env['kubernetes']}); Python {env['python']}, pydantic {env['pydantic']},"
+        f" PyYAML {env['pyyaml']} (libyaml: {'yes' if env['libyaml'] else 'no'}),"
+        f" {env['cpus']} CPUs"
+    )
+    fairness = {}
+    for n in args.sizes:
+        fairness[n] = check_fair(n, api)
+        f = fairness[n]
+        print(
+            f"shape check, {n} replicas: same on both sides {f['shape']};"
+            f" YAML bytes t9k {f['yaml_bytes']['t9k']}, kubeflow {f['yaml_bytes']['kubeflow']}"
+        )
+    print(
+        f"each case: {args.repeat} runs of ~{args.seconds:g} s, interleaved with the other cases;"
+        " the best run is reported\n"
+    )
+
+    suite = {(case, n): fn for n in args.sizes for case, fn in cases(n, api).items()}
+    results = measure(suite, args.seconds, args.repeat)
+    busy = [r for r in results if r.cpu_share < 0.9]
+
+    print(table(results, args.sizes))
+    speedups = ratios(results, args.sizes)
+    width = max(len(name) for name in speedups) + 2
+    print(
+        f"\n{'speed-up, t9k / kubeflow':<{width}}"
+        + "".join(f"{f'{n} replicas':>14}" for n in args.sizes)
+    )
+    for name, row in speedups.items():
+        print(f"{name:<{width}}" + "".join(f"{row[n]:>13.1f}x" for n in args.sizes))
+    worst = min(speedups[TARGET_RATIO].values())
+    verdict = "met" if worst >= TARGET else "MISSED"
+    print(
+        f"\ntarget: t9k YAML >= {TARGET:g}x kubeflow's yaml.safe_dump path: {verdict} (worst {worst:.1f}x)"
+    )
+
+    if busy:
+        print(
+            f"warning: in {len(busy)} of {len(results)} cases the best run got less than 90% of a"
+            f" CPU (lowest {min(r.cpu_share for r in busy):.0%}): the machine was busy; rerun on"
+            " a quiet machine for stable figures"
+        )
+
+    if args.json is not None:
+        report = {
+            "environment": env,
+            "settings": {"seconds": args.seconds, "repeat": args.repeat, "sizes": args.sizes},
+            "fairness": {str(n): f for n, f in fairness.items()},
+            "results": [asdict(r) for r in results],
+            "speedups": {
+                name: {str(n): v for n, v in row.items()} for name, row in speedups.items()
+            },
+            "target": {
+                "ratio": TARGET,
+                "case": TARGET_RATIO,
+                "worst": worst,
+                "met": worst >= TARGET,
+            },
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""bench/render.py compares like with like, and its report has every figure docs/performance.md
+quotes. (The speed itself is measured by `make bench`, not asserted here.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "render.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> Iterator[ModuleType]:
+    name = "_t9k_bench_render"
+    spec = importlib.util.spec_from_file_location(name, BENCH)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules[name]
+
+
+@pytest.mark.parametrize("replicas", [4, 64])
+def test_both_sides_build_the_same_shape(bench: ModuleType, replicas: int) -> None:
+    ours = bench.t9k_builder(replicas).to_dict()
+    theirs = bench.ApiClient().sanitize_for_serialization(bench.kubeflow_job(replicas))
+
+    assert bench.shape(ours) == bench.shape(theirs)
+    assert bench.shape(ours)["replicas"] == replicas
+    assert bench.shape(ours)["containers"] == 2
+
+
+def test_shape_sees_a_difference(bench: ModuleType) -> None:
+    ours = bench.t9k_builder(4).to_dict()
+    del ours["spec"]["replicaSpecs"][1]["template"]["spec"]["volumes"][0]
+    theirs = bench.ApiClient().sanitize_for_serialization(bench.kubeflow_job(4))
+
+    assert bench.shape(ours) != bench.shape(theirs)
+
+
+def test_report_has_every_case_and_the_target(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bench.json"
+
+    status = bench.main(["--seconds", "0.001", "--repeat", "1", "--sizes", "4", "--json", str(out)])
+
+    assert status == 0
+    report = json.loads(out.read_text())
+    cases = {r["case"] for r in report["results"]}
+    assert len(cases) == 10
+    assert all(r["jobs_per_second"] > 0 for r in report["results"])
+    assert set(report["speedups"]) == set(bench.RATIOS)
+    assert report["target"]["case"] in report["speedups"]
+    printed = capsys.readouterr().out
+    assert "target: t9k YAML >= 10x kubeflow's yaml.safe_dump path:" in printed
+    assert "kubeflow object -> YAML (sanitize + CSafeDumper)" in printed
