@@ -1,0 +1,444 @@
+"""`reconcile(job, observed, now=...) -> Plan`: one level-triggered pass, pure.
+
+Per replica slot (`<job>-<type>-<index>`), given the pod that exists (if any) and what the last
+status recorded for that slot:
+
+| pod                      | last status          | decision                                         |
+|--------------------------|----------------------|--------------------------------------------------|
+| none                     | none / not finished  | create it                                        |
+| none                     | Succeeded / Failed   | restart allowed: create it, count one restart;   |
+|                          |                      | otherwise the replica has finished for good      |
+| finished                 | any                  | restart allowed: delete it (it is recreated next |
+|                          |                      | pass); otherwise finished for good               |
+| being deleted            | any                  | wait                                             |
+| pending / running        | any                  | nothing                                          |
+
+Restarts are counted when the replacement pod is planned, and the new status (with the count) is
+written before anything is created; so a pass interrupted at any point never counts a restart
+twice or loses one. "Restart allowed" is the replica's policy (Always, OnFailure, Never, ExitCode:
+128-255 retryable, 1-127 permanent) within its budget (restartPolicy.limit per replica type;
+DeepSpeedJob: runPolicy.backoffLimit for the whole job).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from t9k_sdk import codecs, models
+from t9k_sdk.codecs import AnyJob
+from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
+from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
+from t9k_sdk.reconcile import status as st
+from t9k_sdk.reconcile.desired import KindRules, Mode, ReplicaGroup, Slot, rules_for
+from t9k_sdk.reconcile.observe import PodView, observe_pod
+from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Plan, Update
+
+__all__ = ["reconcile", "restart_allowed"]
+
+_FINISHED = (ReplicaPhase.SUCCEEDED.value, ReplicaPhase.FAILED.value)
+
+
+def restart_allowed(group: ReplicaGroup, outcome: str, exit_code: int | None, used: int) -> bool:
+    """Whether a replica that ended with `outcome` ("Succeeded"/"Failed") is restarted."""
+    if used >= group.limit:
+        return False
+    policy = group.policy
+    if policy == models.RestartPolicyType.ALWAYS:
+        return True
+    if outcome != ReplicaPhase.FAILED.value or policy == models.RestartPolicyType.NEVER:
+        return False
+    if policy == models.RestartPolicyType.EXIT_CODE:
+        # 1-127: permanent error; 128-255: retryable. No exit code (evicted, node lost): retryable.
+        return exit_code is None or 128 <= exit_code <= 255
+    return True  # OnFailure
+
+
+def _exit_code_of(entry: Mapping[str, Any]) -> int | None:
+    for c in entry.get("containers") or ():
+        code = c.get("exitCode")
+        if c.get("state") == "Terminated" and code not in (None, 0):
+            return int(code)
+    return None
+
+
+def reconcile(job_manifest: Mapping[str, Any], observed: Observed, *, now: datetime) -> Plan:
+    """One reconcile pass for one job. Pure: the same inputs give the same plan."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LegacyManifestWarning)
+        try:
+            job = codecs.from_manifest(job_manifest)
+        except InvalidManifestError as exc:
+            return _invalid_spec(job_manifest, exc, now)
+    return _Pass(job, job_manifest, observed, now).run()
+
+
+def _invalid_spec(
+    job_manifest: Mapping[str, Any], exc: InvalidManifestError, now: datetime
+) -> Plan:
+    prev = dict(job_manifest.get("status") or {})
+    message = "; ".join(str(p) for p in exc.problems)
+    conditions = st.Conditions(prev.get("conditions"), now)
+    conditions.set(JobConditionType.INITIALIZED, ConditionStatus.FALSE, "InvalidSpec", message)
+    conditions.set(JobConditionType.FAILED, ConditionStatus.TRUE, "InvalidSpec", message)
+    conditions.set(JobConditionType.COMPLETED, ConditionStatus.TRUE, "InvalidSpec", message)
+    status = {**prev, "phase": JobPhase.FAILED.value, "conditions": conditions.wire()}
+    changed = status != prev
+    return Plan(
+        status=status if changed else None,
+        events=(Event("Warning", "InvalidSpec", message),) if changed else (),
+        finished=True,
+        notes=(f"invalid spec: {message}",),
+    )
+
+
+class _Pass:
+    """The working state of one reconcile pass."""
+
+    def __init__(self, job: AnyJob, raw: Mapping[str, Any], observed: Observed, now: datetime):
+        self.job = job
+        self.rules: KindRules = rules_for(job)
+        self.observed = observed
+        self.now = now
+        self.prev: dict[str, Any] = dict(raw.get("status") or {})
+        self.prev_phase = self.prev.get("phase")
+        self.prev_entries: dict[str, dict[str, Any]] = {
+            r["name"]: r
+            for t in self.prev.get("tasks") or ()
+            for r in t.get("replicas") or ()
+            if r.get("name")
+        }
+        self.restarts: Counter[str] = Counter(
+            {
+                t["type"]: int(t.get("restartCount") or 0)
+                for t in self.prev.get("tasks") or ()
+                if t.get("type")
+            }
+        )
+        self.backoff = int(self.prev.get("backoffCount") or 0)
+        self.pods: dict[str, PodView] = {}
+        for p in observed.pods:
+            view = observe_pod(p)
+            self.pods[view.name] = view
+        self.create: list[Manifest] = []
+        self.update: list[Update] = []
+        self.delete: list[Deletion] = []
+        self.events: list[Event] = []
+        self.notes: list[str] = []
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.final: dict[str, str] = {}
+        self.failed_codes: dict[str, int | None] = {}
+        self.pending_restarts: Counter[str] = Counter()
+
+    # -- budget -----------------------------------------------------------------------------------
+
+    def _scope(self, slot: Slot) -> str:
+        return "job" if self.rules.budget == "job" else slot.replica_type
+
+    def _used(self, slot: Slot) -> int:
+        scope = self._scope(slot)
+        used = self.backoff if scope == "job" else self.restarts[scope]
+        return used + self.pending_restarts[scope]
+
+    def _count_restart(self, slot: Slot) -> None:
+        self.restarts[slot.replica_type] += 1
+        if self.rules.budget == "job":
+            self.backoff += 1
+
+    # -- the pass ---------------------------------------------------------------------------------
+
+    def run(self) -> Plan:
+        terminal = self.prev_phase in (JobPhase.SUCCEEDED.value, JobPhase.FAILED.value)
+        slots = self.rules.slots()
+        run_mode = self.rules.run_mode()
+        paused = run_mode.pause_enabled
+        if terminal:
+            self._finished_pass(slots)
+        else:
+            mode = self._mode(run_mode)
+            for slot in slots:
+                if paused:
+                    self._pause_slot(slot)
+                else:
+                    self._active_slot(slot, mode)
+            self._delete_orphans({s.name for s in slots})
+        self._other_children(terminal)
+        outcome = None
+        if not terminal and not paused and not run_mode.debug_enabled:
+            outcome = self.rules.outcome(self.final, self.failed_codes)
+            if outcome is not None:
+                self._clean_up(slots)
+        return self._plan(slots, outcome, terminal, paused)
+
+    def _mode(self, run_mode: models.RunMode) -> Mode:
+        if run_mode.debug_enabled:
+            return "debug"
+        paused_before = any(
+            c.get("type") == JobConditionType.PAUSED.value
+            for c in self.prev.get("conditions") or ()
+        )
+        return "resumed" if paused_before else "immediate"
+
+    def _entry(self, slot: Slot, pod: PodView) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": slot.name, "uid": pod.uid, "phase": pod.phase.value}
+        containers = [c.wire() for c in pod.containers]
+        if containers:
+            out["containers"] = containers
+        return out
+
+    def _create_pod(self, slot: Slot, mode: Mode, why: str) -> None:
+        self.create.append(self.rules.pod(slot, mode))
+        self.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.CREATING.value}
+        self.notes.append(f"create pod {slot.name}: {why}")
+
+    def _active_slot(self, slot: Slot, mode: Mode) -> None:
+        pod = self.pods.get(slot.name)
+        prev = self.prev_entries.get(slot.name)
+        group = self.rules.group(slot.replica_type)
+        prev_finished = prev is not None and prev.get("phase") in _FINISHED
+        if pod is None:
+            if prev is not None and prev_finished:
+                outcome = str(prev["phase"])
+                code = _exit_code_of(prev)
+                if restart_allowed(group, outcome, code, self._used(slot)):
+                    self._count_restart(slot)
+                    self._create_pod(slot, mode, f"restart after {outcome.lower()}")
+                    self.events.append(
+                        Event(
+                            "Normal",
+                            "RestartedPod",
+                            f"Recreated pod {slot.name} after it {_ended(outcome, code)}",
+                        )
+                    )
+                else:
+                    self._finished_for_good(slot, prev, outcome, code)
+            else:
+                self._create_pod(slot, mode, "missing")
+                if prev is None or prev.get("phase") != ReplicaPhase.CREATING.value:
+                    self.events.append(
+                        Event("Normal", "SuccessfulCreatePod", f"Created pod: {slot.name}")
+                    )
+            return
+        if pod.terminating:
+            if prev is not None and prev_finished and prev.get("uid") == pod.uid:
+                # deleted for a restart: keep the outcome until the replacement is planned
+                self.entries[slot.name] = prev
+                outcome = str(prev["phase"])
+                code = _exit_code_of(prev)
+                if restart_allowed(group, outcome, code, self._used(slot)):
+                    self.pending_restarts[self._scope(slot)] += 1
+                else:
+                    self._finished_for_good(slot, prev, outcome, code)
+            else:
+                self.entries[slot.name] = self._entry(slot, pod)
+            return
+        entry = self._entry(slot, pod)
+        self.entries[slot.name] = entry
+        if pod.finished:
+            outcome = pod.phase.value
+            if restart_allowed(group, outcome, pod.exit_code, self._used(slot)):
+                self.pending_restarts[self._scope(slot)] += 1
+                self.delete.append(
+                    Deletion("v1", "Pod", pod.name, pod.uid, "restart", grace_period_seconds=0)
+                )
+                self.notes.append(
+                    f"delete pod {pod.name}: restart after it {_ended(outcome, pod.exit_code)}"
+                )
+                self.events.append(
+                    Event(
+                        "Warning" if outcome == ReplicaPhase.FAILED.value else "Normal",
+                        "RestartingPod",
+                        f"Pod {pod.name} {_ended(outcome, pod.exit_code)};"
+                        f" restarting it ({group.policy.value} policy)",
+                    )
+                )
+            else:
+                self._finished_for_good(slot, entry, outcome, pod.exit_code)
+
+    def _finished_for_good(
+        self, slot: Slot, entry: Mapping[str, Any], outcome: str, code: int | None
+    ) -> None:
+        self.entries[slot.name] = dict(entry)
+        self.final[slot.name] = outcome
+        if outcome == ReplicaPhase.FAILED.value:
+            self.failed_codes[slot.name] = code
+
+    def _pause_slot(self, slot: Slot) -> None:
+        pod = self.pods.get(slot.name)
+        prev = self.prev_entries.get(slot.name)
+        if pod is not None:
+            if not pod.terminating:
+                self.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, "pause"))
+                self.notes.append(f"delete pod {pod.name}: the job is paused")
+            entry = self._entry(slot, pod)
+            entry["phase"] = ReplicaPhase.DELETED.value
+            self.entries[slot.name] = entry
+        elif prev is not None:
+            self.entries[slot.name] = {**prev, "phase": ReplicaPhase.DELETED.value}
+        else:
+            self.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.DELETED.value}
+
+    def _finished_pass(self, slots: list[Slot]) -> None:
+        for slot in slots:
+            pod = self.pods.get(slot.name)
+            prev = self.prev_entries.get(slot.name)
+            if pod is not None:
+                entry = self._entry(slot, pod)
+                if pod.terminating and prev is not None:
+                    entry = {**prev, "phase": ReplicaPhase.DELETED.value}
+                self.entries[slot.name] = entry
+            elif prev is not None:
+                self.entries[slot.name] = (
+                    prev
+                    if prev.get("phase") == ReplicaPhase.DELETED.value
+                    else {**prev, "phase": ReplicaPhase.DELETED.value}
+                )
+        self._clean_up(slots)
+
+    def _clean_up(self, slots: list[Slot]) -> None:
+        present = {s.name: self.pods[s.name] for s in slots if s.name in self.pods}
+        finished = {
+            name: pod.phase in (ReplicaPhase.SUCCEEDED, ReplicaPhase.FAILED)
+            for name, pod in present.items()
+            if not pod.terminating
+        }
+        already = {d.name for d in self.delete}
+        for name in self.rules.to_clean_up(finished):
+            pod = present[name]
+            if name in already:
+                continue
+            self.delete.append(Deletion("v1", "Pod", name, pod.uid, "clean-up"))
+            self.notes.append(f"delete pod {name}: clean-up after the job finished")
+            self.events.append(
+                Event("Normal", "CleanUpPod", f"Deleted pod {name} after the job finished")
+            )
+
+    def _delete_orphans(self, wanted: set[str]) -> None:
+        for name, pod in sorted(self.pods.items()):
+            if name not in wanted and not pod.terminating:
+                self.delete.append(Deletion("v1", "Pod", name, pod.uid, "not in the spec"))
+                self.notes.append(f"delete pod {name}: no longer in the job's spec")
+
+    # -- services, config maps, secrets, pod groups -------------------------------------------------
+
+    def _other_children(self, terminal: bool) -> None:
+        observed_by_kind = {
+            "Service": self.observed.services,
+            "ConfigMap": self.observed.config_maps,
+            "Secret": self.observed.secrets,
+            "PodGroup": self.observed.pod_groups,
+        }
+        desired: list[Manifest] = [
+            *self.rules.services(),
+            *self.rules.config_maps(),
+            *self.rules.secrets(self.observed.ssh_key),
+        ]
+        group = self.rules.pod_group()
+        if group is not None:
+            desired.append(group)
+        wanted: dict[tuple[str, str], Manifest] = {
+            (m["kind"], m["metadata"]["name"]): m for m in desired
+        }
+        for kind, objs in observed_by_kind.items():
+            for obj in objs:
+                meta = obj.get("metadata") or {}
+                key = (kind, str(meta.get("name")))
+                want = wanted.pop(key, None)
+                if want is None:
+                    if not terminal:
+                        api_version = str(obj.get("apiVersion") or "v1")
+                        self.delete.append(
+                            Deletion(api_version, kind, key[1], meta.get("uid"), "not needed")
+                        )
+                    continue
+                changed = _mutable_part(kind, want) != _mutable_part(kind, obj)
+                if changed and not terminal:
+                    manifest = {
+                        **want,
+                        "metadata": {
+                            **want["metadata"],
+                            "resourceVersion": meta.get("resourceVersion"),
+                        },
+                    }
+                    self.update.append(Update(manifest, f"{kind} {key[1]} differs from the spec"))
+        first: list[Manifest] = []
+        for (kind, name), manifest in wanted.items():
+            if kind == "Secret" and manifest.get("data") is None:
+                continue  # no key material yet: the operator supplies a key pair next pass
+            if not terminal:
+                first.append(manifest)
+                self.notes.append(f"create {kind.lower()} {name}")
+        self.create[:0] = first  # before the pods that mount or need them
+
+    # -- status -----------------------------------------------------------------------------------
+
+    def _plan(
+        self, slots: list[Slot], outcome: tuple[str, str] | None, terminal: bool, paused: bool
+    ) -> Plan:
+        tasks = []
+        for group in self.rules.groups():
+            replicas = [
+                self.entries[s.name]
+                for s in slots
+                if s.replica_type == group.type and s.name in self.entries
+            ]
+            task: dict[str, Any] = {"type": group.type, "restartCount": self.restarts[group.type]}
+            if replicas:
+                task["replicas"] = replicas
+            tasks.append(task)
+        aggregate = {p.value.lower(): 0 for p in ReplicaPhase}
+        for entry in self.entries.values():
+            aggregate[str(entry["phase"]).lower()] += 1
+        phase, conditions, events = st.phase_and_conditions(
+            prev=self.prev,
+            entries=[self.entries[s.name] for s in slots if s.name in self.entries],
+            pods=self.pods,
+            final=self.final,
+            outcome=outcome,
+            terminal=terminal,
+            paused=paused,
+            debug=self.rules.run_mode().debug_enabled,
+            now=self.now,
+        )
+        status: dict[str, Any] = {
+            **self.prev,
+            "tasks": tasks,
+            "phase": phase,
+            "aggregate": aggregate,
+            "conditions": conditions,
+        }
+        if isinstance(self.job, models.DeepSpeedJob):
+            status["backoffCount"] = self.backoff
+        changed = status != self.prev
+        return Plan(
+            status=status if changed else None,
+            delete=tuple(self.delete),
+            update=tuple(self.update),
+            create=tuple(self.create),
+            # transition events only when the status write that records them happens
+            events=(*events, *self.events) if changed else tuple(self.events),
+            finished=phase in (JobPhase.SUCCEEDED.value, JobPhase.FAILED.value),
+            notes=tuple(self.notes),
+        )
+
+
+def _ended(outcome: str, code: int | None) -> str:
+    if outcome == ReplicaPhase.SUCCEEDED.value:
+        return "succeeded"
+    return f"failed with exit code {code}" if code is not None else "failed"
+
+
+def _mutable_part(kind: str, obj: Mapping[str, Any]) -> Any:
+    """The part of a child the operator keeps in line with the spec."""
+    if kind == "Service":  # the server fills in protocol and targetPort: compare what we set
+        spec = obj.get("spec") or {}
+        return [(p.get("name"), p.get("port")) for p in spec.get("ports") or ()]
+    if kind == "ConfigMap":
+        return obj.get("data") or {}
+    if kind == "PodGroup":
+        spec = obj.get("spec") or {}
+        return {k: spec.get(k) for k in ("minMember", "queue", "priority")}
+    return None  # Secrets: key material is generated once and never replaced

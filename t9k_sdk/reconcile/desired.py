@@ -1,0 +1,575 @@
+"""Desired children of a job: pods, services and the PodGroup (pure, deterministic).
+
+Each kind contributes its rules through a `KindRules` object (`rules_for(job)`): which replica
+slots exist, how each pod is built, which other objects the job needs, who decides success or
+failure, and how restarts are budgeted. The generic machinery here and in `core.py` does the rest.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from t9k_sdk import codecs, models
+from t9k_sdk.codecs import AnyJob
+from t9k_sdk.reconcile import names
+from t9k_sdk.reconcile.types import Manifest
+
+__all__ = [
+    "Children",
+    "Mode",
+    "ReplicaGroup",
+    "Slot",
+    "desired_children",
+    "owner_reference",
+    "rules_for",
+]
+
+Mode = Literal["immediate", "debug", "resumed"]
+"""How pods are started: as written, in debug mode, or after a resume (resumeSpecs apply)."""
+
+DEFAULT_DEBUG_COMMAND = ("sleep", "inf")
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One replica: a pod name that exists (or will) for the job."""
+
+    replica_type: str
+    index: int | None
+    name: str
+
+    @property
+    def rank(self) -> int:
+        """The replica's index within its type (0 for a single unindexed replica)."""
+        return self.index or 0
+
+
+@dataclass(frozen=True)
+class ReplicaGroup:
+    """A replica type as the core sees it, whatever the kind's schema calls it."""
+
+    type: str
+    count: int
+    template: Mapping[str, Any]
+    policy: models.RestartPolicyType
+    limit: int
+    """Restarts allowed (restartPolicy.limit; DeepSpeedJob: runPolicy.backoffLimit)."""
+    training_container: str | None = None
+    """Name of the container whose command run modes replace (None: the first)."""
+
+
+@dataclass(frozen=True)
+class Children:
+    """Everything a job owns, as it should be."""
+
+    pods: tuple[Manifest, ...] = ()
+    services: tuple[Manifest, ...] = ()
+    config_maps: tuple[Manifest, ...] = ()
+    secrets: tuple[Manifest, ...] = ()
+    pod_groups: tuple[Manifest, ...] = ()
+
+    def all(self) -> tuple[Manifest, ...]:
+        """In creation order."""
+        return (*self.pod_groups, *self.secrets, *self.config_maps, *self.services, *self.pods)
+
+
+def owner_reference(job: AnyJob) -> dict[str, Any]:
+    """The controller owner reference children carry (the GC deletes them with the job)."""
+    return {
+        "apiVersion": models.API_VERSION,
+        "kind": job.kind,
+        "name": job.name,
+        "uid": job.metadata.uid or "",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+class KindRules:
+    """What differs between the job kinds. Subclasses override the hooks."""
+
+    kind_label: str = ""
+    debug_command: tuple[str, ...] = DEFAULT_DEBUG_COMMAND
+    budget: Literal["type", "job"] = "type"
+    """Whether restart limits count per replica type or for the whole job."""
+
+    def __init__(self, job: AnyJob) -> None:
+        self.job = job
+
+    # -- structure ------------------------------------------------------------------------------
+
+    def groups(self) -> list[ReplicaGroup]:
+        raise NotImplementedError
+
+    def slots(self) -> list[Slot]:
+        """Every replica, in order: by replica type, then index."""
+        return [
+            Slot(g.type, i, names.pod_name(self.job.name, g.type, i))
+            for g in self.groups()
+            for i in range(g.count)
+        ]
+
+    def group(self, replica_type: str) -> ReplicaGroup:
+        return next(g for g in self.groups() if g.type == replica_type)
+
+    def run_mode(self) -> models.RunMode:
+        spec = self.job.spec
+        return spec.run_mode or models.RunMode()
+
+    def scheduler(self) -> models.T9kScheduler | None:
+        policy = self.job.spec.scheduler
+        return policy.t9k_scheduler if policy else None
+
+    def min_member(self) -> int:
+        """PodGroup minMember: every replica must be placed together."""
+        return sum(g.count for g in self.groups())
+
+    def is_master(self, slot: Slot) -> bool:
+        """The replica that gets `job-role: master`."""
+        return slot == self.slots()[0] if self.slots() else False
+
+    # -- children -------------------------------------------------------------------------------
+
+    def labels(self, slot: Slot | None) -> dict[str, str]:
+        job = self.job.name
+        out = {
+            self.kind_label: job,
+            names.COMPONENT: self.kind_label,
+            names.COMPONENT_TYPE: "user",
+            names.OWNER_NAME: job,
+            names.JOB_NAME: job,
+            names.GROUP_NAME: names.GROUP,
+        }
+        if slot is not None:
+            out[f"{self.kind_label}-replica"] = slot.name
+            out[names.REPLICA_TYPE] = slot.replica_type
+            out[names.REPLICA_INDEX] = str(slot.rank)
+            out[names.REPLICA_NAME] = slot.name
+            if self.is_master(slot):
+                out[names.JOB_ROLE] = "master"
+            sched = self.scheduler()
+            if sched is not None:
+                out[names.SCHED_GROUP] = job
+                out[names.SCHED_QUEUE] = sched.queue
+                out[names.SCHED_ROLE] = slot.replica_type
+        return out
+
+    def _meta(
+        self, name: str, slot: Slot | None, extra: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        meta: dict[str, Any] = {"name": name}
+        if self.job.metadata.namespace:
+            meta["namespace"] = self.job.metadata.namespace
+        labels = dict((extra or {}).get("labels") or {})
+        labels.update(self.labels(slot))
+        meta["labels"] = labels
+        annotations = (extra or {}).get("annotations")
+        if annotations:
+            meta["annotations"] = dict(annotations)
+        meta["ownerReferences"] = [owner_reference(self.job)]
+        return meta
+
+    def pod(self, slot: Slot, mode: Mode) -> Manifest:
+        """The pod of `slot`, started in `mode`."""
+        group = self.group(slot.replica_type)
+        template = copy.deepcopy(dict(group.template))
+        tmeta = template.get("metadata") or {}
+        spec: dict[str, Any] = dict(template.get("spec") or {})
+        spec["containers"] = [dict(c) for c in spec.get("containers") or ()]
+        self.customize(spec, slot)
+        self._apply_mode(spec, slot, group, mode)
+        spec["restartPolicy"] = "Never"  # the controller decides restarts
+        if self.scheduler() is not None:
+            spec["schedulerName"] = names.T9K_SCHEDULER
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": self._meta(slot.name, slot, tmeta),
+            "spec": spec,
+        }
+
+    def customize(self, spec: dict[str, Any], slot: Slot) -> None:
+        """Kind-specific changes to a pod spec (variables, launch commands, mounts)."""
+
+    def _training_index(self, spec: Mapping[str, Any], group: ReplicaGroup) -> int | None:
+        containers = spec.get("containers") or []
+        if not containers:
+            return None
+        if group.training_container is not None:
+            for i, c in enumerate(containers):
+                if c.get("name") == group.training_container:
+                    return i
+        return 0
+
+    def _apply_mode(
+        self, spec: dict[str, Any], slot: Slot, group: ReplicaGroup, mode: Mode
+    ) -> None:
+        run_mode = self.run_mode()
+        index = self._training_index(spec, group)
+        if mode == "debug":
+            sets = {
+                d.type: d for d in (run_mode.debug.replica_specs if run_mode.debug else None) or ()
+            }
+            d = sets.get(slot.replica_type)
+            command = list(d.command) if d and d.command else list(self.debug_command)
+            if index is not None:
+                spec["containers"][index]["command"] = command
+                spec["containers"][index].pop("args", None)
+            if d and d.skip_init_container:
+                spec.pop("initContainers", None)
+        elif mode == "resumed":
+            resumes = {
+                r.type: r for r in (run_mode.pause.resume_specs if run_mode.pause else None) or ()
+            }
+            r = resumes.get(slot.replica_type)
+            if r is not None:
+                if index is not None and r.command is not None:
+                    spec["containers"][index]["command"] = list(r.command)
+                if index is not None and r.args is not None:
+                    spec["containers"][index]["args"] = list(r.args)
+                if r.skip_init_container:
+                    spec.pop("initContainers", None)
+
+    def services(self) -> list[Manifest]:
+        return []
+
+    def config_maps(self) -> list[Manifest]:
+        return []
+
+    def secrets(self, ssh_key: tuple[str, str] | None) -> list[Manifest]:
+        return []
+
+    def pod_group(self) -> Manifest | None:
+        sched = self.scheduler()
+        if sched is None:
+            return None
+        spec: dict[str, Any] = {"minMember": self.min_member(), "queue": sched.queue}
+        spec["priority"] = sched.priority if sched.priority is not None else 0
+        return {
+            "apiVersion": names.PODGROUP_API_VERSION,
+            "kind": "PodGroup",
+            "metadata": self._meta(self.job.name, None),
+            "spec": spec,
+        }
+
+    # -- outcome --------------------------------------------------------------------------------
+
+    def outcome(
+        self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
+    ) -> tuple[str, str] | None:
+        """("Succeeded" | "Failed", message) once the job is decided, else None.
+
+        `final` maps pod name -> "Succeeded" | "Failed" for replicas that finished for good.
+        """
+        raise NotImplementedError
+
+    def clean_up_policy(self) -> models.CleanUpPolicy:
+        return models.CleanUpPolicy.NONE
+
+    def to_clean_up(self, finished: Mapping[str, bool]) -> list[str]:
+        """Pods to delete once the job ended; `finished` maps pod name -> pod finished."""
+        policy = self.clean_up_policy()
+        if policy == models.CleanUpPolicy.ALL:
+            return list(finished)
+        if policy == models.CleanUpPolicy.UNFINISHED:
+            return [name for name, done in finished.items() if not done]
+        return []
+
+
+# ---------------------------------------------------------------------------------------------
+# GenericJob
+# ---------------------------------------------------------------------------------------------
+
+_VARIABLE = re.compile(r"\$\(([^()]*)\)")
+
+
+class GenericJobRules(KindRules):
+    """GenericJob: free replica types, finish rules, optional per-replica services, variables."""
+
+    kind_label = "genericjob"
+    job: models.GenericJob
+
+    def groups(self) -> list[ReplicaGroup]:
+        out = []
+        for r in self.job.spec.replica_specs:
+            policy = r.restart_policy or models.RestartPolicy()
+            out.append(
+                ReplicaGroup(
+                    type=r.type,
+                    count=r.replica_count,
+                    template=codecs.to_wire(r.template),
+                    policy=models.RestartPolicyType(
+                        policy.policy or models.RestartPolicy.default_of("policy")
+                    ),
+                    limit=policy.limit if policy.limit is not None else 0,
+                )
+            )
+        return out
+
+    def _ports(self) -> dict[str, int]:
+        service = self.job.spec.service
+        return {p.name: p.port for p in (service.ports if service else None) or () if p.name}
+
+    def substitute(self, text: str, slot: Slot) -> str:
+        """Expand `$(type)`, `$(rank)`, `$(replicas[t])`, `$(service.t[i].host)`,
+        `$(service.port[name])`; anything else (e.g. `$(HOME)`, for the kubelet) is kept."""
+        counts = {g.type: g.count for g in self.groups()}
+        has_service = self.job.spec.service is not None
+        ports = self._ports()
+
+        def expand(match: re.Match[str]) -> str:
+            var = match.group(1)
+            if var == "type":
+                return slot.replica_type
+            if var == "rank":
+                return str(slot.rank)
+            m = re.fullmatch(r"replicas\[([^\]]+)\]", var)
+            if m and m.group(1) in counts:
+                return str(counts[m.group(1)])
+            m = re.fullmatch(r"service\.([^\[\]]+)\[(\d+)\]\.host", var)
+            if m and has_service and m.group(1) in counts and int(m.group(2)) < counts[m.group(1)]:
+                return names.pod_name(self.job.name, m.group(1), int(m.group(2)))
+            m = re.fullmatch(r"service\.port\[([^\]]+)\]", var)
+            if m and has_service and m.group(1) in ports:
+                return str(ports[m.group(1)])
+            return match.group(0)
+
+        return _VARIABLE.sub(expand, text)
+
+    def customize(self, spec: dict[str, Any], slot: Slot) -> None:
+        for key in ("containers", "initContainers"):
+            containers = []
+            for c in spec.get(key) or ():
+                c = dict(c)
+                for field_ in ("command", "args"):
+                    if c.get(field_) is not None:
+                        c[field_] = [self.substitute(a, slot) for a in c[field_]]
+                if c.get("env") is not None:
+                    c["env"] = [
+                        {**e, "value": self.substitute(e["value"], slot)} if e.get("value") else e
+                        for e in c["env"]
+                    ]
+                containers.append(c)
+            if key in spec:
+                spec[key] = containers
+
+    def services(self) -> list[Manifest]:
+        service = self.job.spec.service
+        if service is None:
+            return []
+        ports = [codecs.to_wire(p) for p in service.ports or ()]
+        return [
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": self._meta(slot.name, slot),
+                "spec": {
+                    "clusterIP": "None",
+                    "publishNotReadyAddresses": True,
+                    "selector": {f"{self.kind_label}-replica": slot.name},
+                    "ports": ports,
+                },
+            }
+            for slot in self.slots()
+        ]
+
+    def outcome(
+        self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
+    ) -> tuple[str, str] | None:
+        spec = self.job.spec
+        slots = self.slots()
+
+        def rule_slots(rule: Mapping[str, list[int]]) -> list[str]:
+            return [names.pod_name(self.job.name, t, i) for t, idx in rule.items() for i in idx]
+
+        failure_rules = spec.finish_rules("failure")
+        success_rules = spec.finish_rules("success")
+        for rule in failure_rules:
+            members = rule_slots(rule)
+            if members and all(final.get(p) == "Failed" for p in members):
+                return "Failed", f"The job is failed with rule: {_rule_text(rule)}"
+        if not failure_rules:
+            failed = [s.name for s in slots if final.get(s.name) == "Failed"]
+            if failed:
+                pod = failed[0]
+                code = failed_codes.get(pod)
+                detail = f"exited with error code {code}" if code is not None else "failed"
+                return "Failed", f"The job is failed: Pod[{pod}] {detail}"
+        if success_rules:
+            for rule in success_rules:
+                members = rule_slots(rule)
+                if all(final.get(p) == "Succeeded" for p in members):
+                    return "Succeeded", "The job has finished successfully."
+            if all(any(final.get(p) == "Failed" for p in rule_slots(r)) for r in success_rules):
+                return "Failed", "The job is failed: no success rule can be met any more"
+        elif slots and all(final.get(s.name) == "Succeeded" for s in slots):
+            return "Succeeded", "The job has finished successfully."
+        return None
+
+    def clean_up_policy(self) -> models.CleanUpPolicy:
+        return models.CleanUpPolicy(self.job.spec.clean_up_policy or models.CleanUpPolicy.NONE)
+
+
+def _rule_text(rule: Mapping[str, list[int]]) -> str:
+    """As T9k prints rules: compact JSON, sorted keys, indices as strings."""
+    return json.dumps(
+        {t: [str(i) for i in idx] for t, idx in sorted(rule.items())}, separators=(",", ":")
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# DeepSpeedJob and ColossalAIJob: the replica structure; launch bootstrap is in `bootstrap.py`
+# ---------------------------------------------------------------------------------------------
+
+
+class DeepSpeedJobRules(KindRules):
+    """DeepSpeedJob: workers only; worker-0 launches and decides the outcome."""
+
+    kind_label = "deepspeedjob"
+    debug_command = ("/usr/sbin/sshd", "-D")
+    budget = "job"
+    job: models.DeepSpeedJob
+
+    def worker_count(self) -> int:
+        spec = self.job.spec
+        elastic = spec.elastic
+        if elastic and elastic.enabled and elastic.expected_replicas is not None:
+            return elastic.expected_replicas
+        return spec.worker.replica_count
+
+    def groups(self) -> list[ReplicaGroup]:
+        spec = self.job.spec
+        policy = spec.run_policy or models.DeepSpeedRunPolicy()
+        limit = policy.backoff_limit
+        return [
+            ReplicaGroup(
+                type="worker",
+                count=self.worker_count(),
+                template=codecs.to_wire(spec.worker.template),
+                policy=models.RestartPolicyType(
+                    spec.worker.restart_policy or models.Worker.default_of("restart_policy")
+                ),
+                limit=(
+                    limit
+                    if limit is not None
+                    else int(models.DeepSpeedRunPolicy.default_of("backoff_limit"))
+                ),
+                training_container="worker",
+            )
+        ]
+
+    def min_member(self) -> int:
+        elastic = self.job.spec.elastic
+        if elastic and elastic.enabled and elastic.min_replicas is not None:
+            return elastic.min_replicas
+        return self.worker_count()
+
+    def outcome(
+        self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
+    ) -> tuple[str, str] | None:
+        launcher = names.pod_name(self.job.name, "worker", 0)
+        state = final.get(launcher)
+        if state == "Succeeded":
+            return "Succeeded", "The job has finished successfully."
+        if state == "Failed":
+            code = failed_codes.get(launcher)
+            detail = f"failed with exit code {code}" if code is not None else "failed"
+            return "Failed", f"DeepSpeedJob {self.job.name} has failed: {launcher} {detail}"
+        return None
+
+    def clean_up_policy(self) -> models.CleanUpPolicy:
+        policy = (self.job.spec.run_policy or models.DeepSpeedRunPolicy()).clean_up_policy
+        return models.CleanUpPolicy(policy or models.CleanUpPolicy.NONE)
+
+
+class ColossalAIJobRules(KindRules):
+    """ColossalAIJob: `<job>-launcher` decides the outcome; workers are never restarted."""
+
+    kind_label = "colossalaijob"
+    job: models.ColossalAIJob
+
+    def groups(self) -> list[ReplicaGroup]:
+        out = []
+        for r in self.job.spec.replica_specs:
+            template = codecs.to_wire(r.template) if r.template else {}
+            out.append(
+                ReplicaGroup(
+                    type=r.type.value,
+                    count=r.replica_count,
+                    template=template,
+                    # ColossalAI cannot take a restarted worker back into a running training:
+                    # the restart policy is accepted for compatibility and never applied.
+                    policy=models.RestartPolicyType.NEVER,
+                    limit=0,
+                    training_container=r.type.value,
+                )
+            )
+        return out
+
+    def slots(self) -> list[Slot]:
+        out = []
+        for g in self.groups():
+            if g.type == models.ColossalAIReplicaType.LAUNCHER:
+                out.append(Slot(g.type, None, names.pod_name(self.job.name, g.type, None)))
+            else:
+                out.extend(
+                    Slot(g.type, i, names.pod_name(self.job.name, g.type, i))
+                    for i in range(g.count)
+                )
+        return out
+
+    def is_master(self, slot: Slot) -> bool:
+        return slot.replica_type == models.ColossalAIReplicaType.LAUNCHER
+
+    def outcome(
+        self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
+    ) -> tuple[str, str] | None:
+        launcher = names.pod_name(self.job.name, "launcher", None)
+        state = final.get(launcher)
+        if state == "Succeeded":
+            return "Succeeded", "The job has finished successfully."
+        if state == "Failed":
+            code = failed_codes.get(launcher)
+            detail = f"failed with exit code {code}" if code is not None else "failed"
+            return "Failed", f"ColossalAIJob {self.job.name} has failed: {launcher} {detail}"
+        return None
+
+    def to_clean_up(self, finished: Mapping[str, bool]) -> list[str]:
+        """runPolicy.cleanUpWorkers deletes the workers; the launcher stays for its logs."""
+        policy = self.job.spec.run_policy
+        if not (policy and policy.clean_up_workers):
+            return []
+        launcher = names.pod_name(self.job.name, "launcher", None)
+        return [name for name in finished if name != launcher]
+
+
+def rules_for(job: AnyJob) -> KindRules:
+    """The kind rules of a job."""
+    if isinstance(job, models.GenericJob):
+        return GenericJobRules(job)
+    if isinstance(job, models.DeepSpeedJob):
+        return DeepSpeedJobRules(job)
+    return ColossalAIJobRules(job)
+
+
+def desired_children(job: AnyJob, *, ssh_key: tuple[str, str] | None = None) -> Children:
+    """Everything a newly created `job` would own, as `t9k-sdk plan` shows it."""
+    rules = rules_for(job)
+    run_mode = rules.run_mode()
+    mode: Mode = "debug" if run_mode.debug_enabled else "immediate"
+    pods: Iterable[Manifest] = (
+        () if run_mode.pause_enabled else (rules.pod(s, mode) for s in rules.slots())
+    )
+    group = rules.pod_group()
+    return Children(
+        pods=tuple(pods),
+        services=tuple(rules.services()),
+        config_maps=tuple(rules.config_maps()),
+        secrets=tuple(rules.secrets(ssh_key)),
+        pod_groups=(group,) if group else (),
+    )

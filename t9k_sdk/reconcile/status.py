@@ -1,0 +1,231 @@
+"""Phase and conditions of a job, as T9k's real status dumps show them (pure).
+
+Conditions keep their `lastTransitionTime` unless their status flips (metav1 convention). The
+five core types appear as in T9k's dumps: Initialized and Running from the start, ReplicaFailure
+once a replica is observed, Completed and Failed once the job ends; Paused once pause was used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
+from t9k_sdk.models._base import _format_time
+from t9k_sdk.reconcile.observe import PodView
+from t9k_sdk.reconcile.types import Event
+
+__all__ = ["Conditions", "phase_and_conditions"]
+
+ORDER = (
+    JobConditionType.INITIALIZED,
+    JobConditionType.RUNNING,
+    JobConditionType.FAILED,
+    JobConditionType.COMPLETED,
+    JobConditionType.REPLICA_FAILURE,
+    JobConditionType.PAUSED,
+)
+INITIALIZED = "The job has been initialized successfully."
+RUNNING_OK = "All pods are running normally."
+SUCCEEDED = "The job has finished successfully."
+
+
+class Conditions:
+    """The condition list of a status, updated by type."""
+
+    def __init__(self, previous: Sequence[Mapping[str, Any]] | None, now: datetime) -> None:
+        self._by_type: dict[str, dict[str, Any]] = {
+            str(c["type"]): dict(c) for c in previous or () if c.get("type")
+        }
+        self._now = _format_time(now)
+
+    def get(self, type: JobConditionType) -> Mapping[str, Any] | None:
+        return self._by_type.get(type.value)
+
+    def set(
+        self, type: JobConditionType, status: ConditionStatus, reason: str, message: str
+    ) -> bool:
+        """Set a condition; returns True when its status changed (a transition)."""
+        old = self._by_type.get(type.value)
+        flipped = old is None or old.get("status") != status.value
+        when = self._now if flipped or old is None else old.get("lastTransitionTime", self._now)
+        self._by_type[type.value] = {
+            "type": type.value,
+            "status": status.value,
+            "lastTransitionTime": when,
+            "reason": reason,
+            "message": message,
+        }
+        return flipped
+
+    def wire(self) -> list[dict[str, Any]]:
+        known = [t.value for t in ORDER]
+        ordered = [self._by_type[t] for t in known if t in self._by_type]
+        ordered += [c for t, c in sorted(self._by_type.items()) if t not in known]
+        return ordered
+
+
+def _issue(
+    entries: Sequence[Mapping[str, Any]], pods: Mapping[str, PodView]
+) -> tuple[str, str] | None:
+    """(reason, message) of the first replica that will not start by itself."""
+    for entry in entries:
+        pod = pods.get(str(entry.get("name")))
+        if pod is None or pod.terminating:
+            continue
+        if pod.unschedulable:
+            return "Unschedulable", f"Pod[{pod.name}] cannot be scheduled: {pod.unschedulable}"
+        if pod.stuck:
+            container, reason, message = pod.stuck
+            detail = f": {message}" if message else ""
+            return reason, f"Pod[{pod.name}] container {container} is waiting: {reason}{detail}"
+    return None
+
+
+def _failure(
+    entries: Sequence[Mapping[str, Any]], pods: Mapping[str, PodView]
+) -> tuple[str, str] | None:
+    for entry in entries:
+        if entry.get("phase") != ReplicaPhase.FAILED.value:
+            continue
+        name = str(entry.get("name"))
+        pod = pods.get(name)
+        code = pod.exit_code if pod else None
+        if code is None:
+            code = next(
+                (c.get("exitCode") for c in entry.get("containers") or () if c.get("exitCode")),
+                None,
+            )
+        if code is not None:
+            return "ErrorInPod", f"Pod[{name}] exited with error code {code}"
+        reason = pod.failure_reason if pod else None
+        return "ErrorInPod", f"Pod[{name}] failed" + (f": {reason}" if reason else "")
+    return None
+
+
+def phase_and_conditions(
+    *,
+    prev: Mapping[str, Any],
+    entries: Sequence[Mapping[str, Any]],
+    pods: Mapping[str, PodView],
+    final: Mapping[str, str],
+    outcome: tuple[str, str] | None,
+    terminal: bool,
+    paused: bool,
+    debug: bool,
+    now: datetime,
+) -> tuple[str, list[dict[str, Any]], list[Event]]:
+    """The new phase, the new conditions, and the events of the transitions."""
+    prev_phase = prev.get("phase")
+    conditions = Conditions(prev.get("conditions"), now)
+    events: list[Event] = []
+    if terminal:
+        return str(prev_phase), conditions.wire(), events
+
+    conditions.set(JobConditionType.INITIALIZED, ConditionStatus.TRUE, "-", INITIALIZED)
+    failure = _failure(entries, pods)
+    if outcome is not None:
+        result, message = outcome
+        phase = result
+        ok = result == JobPhase.SUCCEEDED.value
+        reason = "Succeeded" if ok else "Failed"
+        conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, reason, message)
+        conditions.set(
+            JobConditionType.FAILED,
+            ConditionStatus.FALSE if ok else ConditionStatus.TRUE,
+            reason,
+            message,
+        )
+        conditions.set(JobConditionType.COMPLETED, ConditionStatus.TRUE, reason, message)
+        replica_failure = conditions.get(JobConditionType.REPLICA_FAILURE)
+        if ok:
+            conditions.set(
+                JobConditionType.REPLICA_FAILURE,
+                ConditionStatus.FALSE,
+                "Finished",
+                SUCCEEDED.rstrip("."),
+            )
+        elif not (replica_failure and replica_failure.get("status") == ConditionStatus.TRUE.value):
+            reason, detail = failure or ("Failed", message)
+            conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.TRUE, reason, detail)
+        events.append(Event("Normal" if ok else "Warning", result, message))
+        return phase, conditions.wire(), events
+
+    active = [e for e in entries if str(e.get("name")) not in final]
+    running = [e for e in active if e.get("phase") == ReplicaPhase.RUNNING.value]
+    all_running = bool(active) and len(running) == len(active)
+    issue = _issue(active, pods)
+    if paused:
+        phase = JobPhase.PAUSED.value
+        gone = all(e.get("phase") == ReplicaPhase.DELETED.value for e in entries) and not any(
+            not p.terminating for p in pods.values()
+        )
+        conditions.set(
+            JobConditionType.RUNNING, ConditionStatus.FALSE, "Paused", "The job is paused."
+        )
+        if gone:
+            conditions.set(
+                JobConditionType.PAUSED,
+                ConditionStatus.TRUE,
+                "Paused",
+                "The job is paused: all replicas have been deleted.",
+            )
+        else:
+            conditions.set(
+                JobConditionType.PAUSED,
+                ConditionStatus.FALSE,
+                "Pausing",
+                "The job is pausing: replicas are being deleted.",
+            )
+    else:
+        if conditions.get(JobConditionType.PAUSED) is not None:
+            conditions.set(
+                JobConditionType.PAUSED, ConditionStatus.FALSE, "Resumed", "The job was resumed."
+            )
+        if all_running:
+            phase = JobPhase.RUNNING.value
+        elif prev_phase in (JobPhase.PAUSED.value, JobPhase.RESUMING.value):
+            phase = JobPhase.RESUMING.value
+        elif prev_phase == JobPhase.RUNNING.value:
+            phase = JobPhase.RUNNING.value  # a replica restarting does not make the job pending
+        else:
+            phase = JobPhase.PENDING.value
+        if all_running:
+            conditions.set(JobConditionType.RUNNING, ConditionStatus.TRUE, "-", RUNNING_OK)
+        elif issue is not None:
+            conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, *issue)
+            if _reason(prev) != issue[0]:
+                events.append(Event("Warning", issue[0], issue[1]))
+        else:
+            waiting = len(active) - len(running)
+            reason = "Resuming" if phase == JobPhase.RESUMING.value else "Pending"
+            conditions.set(
+                JobConditionType.RUNNING,
+                ConditionStatus.FALSE,
+                reason,
+                f"Waiting for {waiting} of {len(active)} replicas to start running.",
+            )
+    if entries:
+        if failure is not None:
+            if conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.TRUE, *failure):
+                events.append(Event("Warning", "ReplicaFailure", failure[1]))
+        else:
+            conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.FALSE, "-", RUNNING_OK)
+    if debug and not paused:
+        conditions.set(
+            JobConditionType.COMPLETED,
+            ConditionStatus.FALSE,
+            "Debug",
+            "The job runs in debug mode: it does not finish by itself.",
+        )
+    if phase != prev_phase:
+        events.append(Event("Normal", phase, f"The job is {phase.lower()}."))
+    return phase, conditions.wire(), events
+
+
+def _reason(status: Mapping[str, Any]) -> str | None:
+    for c in status.get("conditions") or ():
+        if c.get("type") == JobConditionType.RUNNING.value:
+            return str(c.get("reason"))
+    return None

@@ -1,0 +1,193 @@
+"""A tiny stand-in for the API server's storage, to drive the pure `reconcile` in unit tests.
+
+It applies a Plan the way the operator does (status, deletes, updates, creates) to in-memory
+objects, and lets a test move pods through phases the way kubelet/kwok would. The real operator
+against a real API server is tested in tests/cluster/.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from t9k_sdk.reconcile import Event, Observed, Plan, reconcile
+
+_uids = itertools.count(1)
+
+
+@dataclass
+class Sim:
+    job: dict[str, Any]
+    pods: dict[str, dict[str, Any]] = field(default_factory=dict)
+    others: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    plans: list[Plan] = field(default_factory=list)
+    now: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+    ssh_key: tuple[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        self.job = copy.deepcopy(self.job)
+        self.job["metadata"].setdefault("uid", "job-uid")
+        self.job["metadata"].setdefault("namespace", "ns")
+
+    # -- driving ----------------------------------------------------------------------------------
+
+    def observed(self) -> Observed:
+        by_kind: dict[str, list[dict[str, Any]]] = {}
+        for (kind, _), obj in sorted(self.others.items()):
+            by_kind.setdefault(kind, []).append(obj)
+        return Observed(
+            pods=tuple(self.pods.values()),
+            services=tuple(by_kind.get("Service", ())),
+            config_maps=tuple(by_kind.get("ConfigMap", ())),
+            secrets=tuple(by_kind.get("Secret", ())),
+            pod_groups=tuple(by_kind.get("PodGroup", ())),
+            ssh_key=self.ssh_key,
+        )
+
+    def plan(self) -> Plan:
+        return reconcile(self.job, self.observed(), now=self.now)
+
+    def step(self, *, apply: bool = True, seconds: float = 1) -> Plan:
+        self.now += timedelta(seconds=seconds)
+        plan = self.plan()
+        self.plans.append(plan)
+        if apply:
+            self.apply(plan)
+        return plan
+
+    def settle(self, limit: int = 10) -> Plan:
+        """Step until a pass changes nothing."""
+        for _ in range(limit):
+            plan = self.step()
+            if plan.status is None and not (plan.create or plan.delete or plan.update):
+                return plan
+        raise AssertionError(f"no steady state after {limit} passes: {plan}")
+
+    def apply(self, plan: Plan, *, stop_after: str | None = None) -> None:
+        if plan.status is not None:
+            self.job["status"] = copy.deepcopy(plan.status)
+        if stop_after == "status":
+            return
+        for d in plan.delete:
+            if d.kind == "Pod":
+                pod = self.pods.get(d.name)
+                if pod is not None and (d.uid is None or pod["metadata"]["uid"] == d.uid):
+                    if d.grace_period_seconds == 0 or pod["status"].get("phase") in (
+                        "Succeeded",
+                        "Failed",
+                    ):
+                        del self.pods[d.name]
+                    else:
+                        pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+            else:
+                self.others.pop((d.kind, d.name), None)
+        for u in plan.update:
+            key = (u.manifest["kind"], u.manifest["metadata"]["name"])
+            self.others[key] = copy.deepcopy(u.manifest)
+        for m in plan.create:
+            obj = copy.deepcopy(m)
+            obj["metadata"]["uid"] = f"uid-{next(_uids)}"
+            obj["metadata"]["resourceVersion"] = "1"
+            if m["kind"] == "Pod":
+                if m["metadata"]["name"] in self.pods:
+                    continue  # AlreadyExists
+                obj["status"] = {"phase": "Pending"}
+                self.pods[m["metadata"]["name"]] = obj
+            else:
+                self.others.setdefault((m["kind"], m["metadata"]["name"]), obj)
+        if plan.status is not None:
+            self.events.extend(plan.events)
+
+    # -- what kubelet / kwok would do --------------------------------------------------------------
+
+    def schedule(self, *names: str) -> None:
+        for name in names or tuple(self.pods):
+            self.pods[name]["spec"]["nodeName"] = "node-0"
+
+    def run(self, *names: str) -> None:
+        for name in names or tuple(self.pods):
+            pod = self.pods[name]
+            pod["spec"]["nodeName"] = "node-0"
+            pod["status"] = {
+                "phase": "Running",
+                "containerStatuses": [
+                    {"name": c["name"], "state": {"running": {}}} for c in pod["spec"]["containers"]
+                ],
+            }
+
+    def finish(self, name: str, code: int = 0, reason: str | None = None) -> None:
+        pod = self.pods[name]
+        pod["spec"]["nodeName"] = "node-0"
+        terminated: dict[str, Any] = {
+            "exitCode": code,
+            "reason": "Completed" if code == 0 else "Error",
+        }
+        pod["status"] = {
+            "phase": "Succeeded" if code == 0 else "Failed",
+            "containerStatuses": [
+                {"name": c["name"], "state": {"terminated": dict(terminated)}}
+                for c in pod["spec"]["containers"]
+            ],
+        }
+        if reason:
+            pod["status"]["reason"] = reason
+
+    def unschedulable(self, name: str, message: str) -> None:
+        self.pods[name]["status"] = {
+            "phase": "Pending",
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": message,
+                }
+            ],
+        }
+
+    def waiting(self, name: str, reason: str, message: str) -> None:
+        pod = self.pods[name]
+        pod["spec"]["nodeName"] = "node-0"
+        pod["status"] = {
+            "phase": "Pending",
+            "containerStatuses": [
+                {"name": c["name"], "state": {"waiting": {"reason": reason, "message": message}}}
+                for c in pod["spec"]["containers"]
+            ],
+        }
+
+    def vanish(self, name: str) -> None:
+        del self.pods[name]
+
+    def drain_deletions(self) -> None:
+        for name in [n for n, p in self.pods.items() if p["metadata"].get("deletionTimestamp")]:
+            del self.pods[name]
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> Mapping[str, Any]:
+        return self.job.get("status") or {}
+
+    @property
+    def phase(self) -> str | None:
+        return self.status.get("phase")
+
+    def condition(self, type: str) -> Mapping[str, Any] | None:
+        return next((c for c in self.status.get("conditions") or () if c["type"] == type), None)
+
+    def task(self, type: str) -> Mapping[str, Any]:
+        return next(t for t in self.status["tasks"] if t["type"] == type)
+
+    def replica(self, name: str) -> Mapping[str, Any]:
+        return next(
+            r for t in self.status["tasks"] for r in t.get("replicas") or () if r["name"] == name
+        )
+
+    def reasons(self) -> list[str]:
+        return [e.reason for e in self.events]

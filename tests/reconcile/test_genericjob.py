@@ -1,0 +1,523 @@
+"""GenericJob semantics of the pure reconcile core, pass by pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from t9k_sdk.reconcile import Observed, reconcile
+from t9k_sdk.reconcile.names import child_selector
+from tests.sdk.manifests import generic_job, pod
+
+from .sim import Sim
+
+
+def gj(workers: int = 2, **spec: Any) -> dict[str, Any]:
+    replica: dict[str, Any] = {"type": "worker", "replicas": workers, "template": pod("w")}
+    policy = spec.pop("restart", None)
+    if policy:
+        replica["restartPolicy"] = policy
+    return generic_job(replicaSpecs=[replica], **spec)
+
+
+def test_new_job_creates_its_pods_with_names_labels_owner_and_never_restart() -> None:
+    sim = Sim(gj(workers=2))
+    plan = sim.step()
+    assert [m["metadata"]["name"] for m in plan.create] == ["demo-worker-0", "demo-worker-1"]
+    p = plan.create[1]
+    assert p["spec"]["restartPolicy"] == "Never"
+    labels = p["metadata"]["labels"]
+    assert labels["genericjob"] == "demo"
+    assert labels["genericjob-replica"] == "demo-worker-1"
+    assert labels["tensorstack.dev/component"] == "genericjob"
+    assert labels["tensorstack.dev/component-type"] == "user"
+    assert labels["tensorstack.dev/owner-name"] == "demo"
+    assert (labels["job-name"], labels["replica-type"], labels["replica-index"]) == (
+        "demo",
+        "worker",
+        "1",
+    )
+    assert labels["replica-name"] == "demo-worker-1"
+    assert labels["group-name"] == "batch.tensorstack.dev"
+    assert plan.create[0]["metadata"]["labels"]["job-role"] == "master"
+    assert "job-role" not in labels
+    (owner,) = p["metadata"]["ownerReferences"]
+    assert owner == {
+        "apiVersion": "batch.tensorstack.dev/v1beta1",
+        "kind": "GenericJob",
+        "name": "demo",
+        "uid": "job-uid",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    assert p["metadata"]["namespace"] == "ns"
+    assert (
+        child_selector("GenericJob", "demo")
+        == "tensorstack.dev/component=genericjob,tensorstack.dev/owner-name=demo"
+    )
+    assert sim.phase == "Pending"
+    assert sim.condition("Initialized")["status"] == "True"
+    assert sim.replica("demo-worker-0")["phase"] == "Creating"
+    assert "SuccessfulCreatePod" in sim.reasons()
+
+
+def test_passes_are_idempotent_and_status_written_only_on_change() -> None:
+    sim = Sim(gj())
+    sim.step()
+    again = sim.step()  # pods exist now: nothing to create
+    assert again.create == ()
+    steady = sim.settle()
+    assert steady.status is None  # unchanged: no write
+    # the same inputs always give the same plan
+    assert reconcile(sim.job, sim.observed(), now=sim.now) == reconcile(
+        sim.job, sim.observed(), now=sim.now
+    )
+
+
+def test_running_then_default_success_when_all_replicas_succeed() -> None:
+    sim = Sim(gj())
+    sim.step()
+    sim.run()
+    sim.step()
+    assert sim.phase == "Running"
+    assert sim.condition("Running") == {
+        "type": "Running",
+        "status": "True",
+        "lastTransitionTime": "2026-01-01T00:00:02Z",
+        "reason": "-",
+        "message": "All pods are running normally.",
+    }
+    sim.finish("demo-worker-0")
+    sim.step()
+    assert sim.phase == "Running"  # worker-1 still running
+    sim.finish("demo-worker-1")
+    plan = sim.step()
+    assert plan.finished
+    assert sim.phase == "Succeeded"
+    assert sim.condition("Completed")["status"] == "True"
+    assert sim.condition("Failed")["status"] == "False"
+    assert sim.condition("Running")["reason"] == "Succeeded"
+    assert sim.status["aggregate"]["succeeded"] == 2
+    assert "Succeeded" in sim.reasons()
+
+
+def test_success_rule_and_failure_rule_messages() -> None:
+    sim = Sim(
+        gj(
+            workers=4,
+            successRules=[{"worker": [0]}],
+            failureRules=[{"worker": [0]}, {"worker": [1]}],
+        )
+    )
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-1", code=127)
+    sim.step()
+    assert sim.phase == "Failed"
+    failed = sim.condition("Failed")
+    assert failed["status"] == "True"
+    assert failed["message"] == 'The job is failed with rule: {"worker":["1"]}'
+    assert (
+        sim.condition("ReplicaFailure")["message"]
+        == "Pod[demo-worker-1] exited with error code 127"
+    )
+
+    ok = Sim(gj(workers=4, successRules=[{"worker": [0]}]))
+    ok.step()
+    ok.run()
+    ok.finish("demo-worker-0")
+    ok.step()
+    assert ok.phase == "Succeeded"  # the other three still run: the rule names worker-0 only
+
+
+def test_default_failure_is_any_replica_failing_for_good() -> None:
+    sim = Sim(gj())
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-1", code=3)
+    sim.step()
+    assert sim.phase == "Failed"
+    assert (
+        sim.condition("Failed")["message"]
+        == "The job is failed: Pod[demo-worker-1] exited with error code 3"
+    )
+
+
+def test_job_fails_when_no_success_rule_can_be_met() -> None:
+    sim = Sim(gj(successRules=[{"worker": [0, 1]}], failureRules=[{"worker": [0, 1]}]))
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0", code=1)
+    sim.step()
+    assert sim.phase == "Failed"
+    assert "no success rule can be met" in sim.condition("Failed")["message"]
+
+
+def test_on_failure_restarts_within_limit_and_counts_per_type() -> None:
+    sim = Sim(gj(workers=1, restart={"policy": "OnFailure", "limit": 2}))
+    sim.step()
+    for n in (1, 2):
+        sim.run()
+        sim.finish("demo-worker-0", code=1)
+        plan = sim.step()  # deletes the failed pod
+        assert [d.name for d in plan.delete] == ["demo-worker-0"]
+        assert sim.phase != "Failed"
+        plan = sim.step()  # recreates it and counts the restart
+        assert [m["metadata"]["name"] for m in plan.create] == ["demo-worker-0"]
+        assert sim.task("worker")["restartCount"] == n
+    sim.run()
+    sim.finish("demo-worker-0", code=1)
+    sim.step()
+    assert sim.phase == "Failed"  # budget spent
+    assert sim.task("worker")["restartCount"] == 2
+    assert "RestartingPod" in sim.reasons()
+
+
+@pytest.mark.parametrize(
+    ("policy", "code", "restarted"),
+    [
+        ("ExitCode", 137, True),  # 128-255: retryable
+        ("ExitCode", 255, True),
+        ("ExitCode", 127, False),  # 1-127: permanent
+        ("ExitCode", 1, False),
+        ("Never", 137, False),
+        ("OnFailure", 1, True),
+        ("Always", 1, True),
+    ],
+)
+def test_restart_policies_on_failure(policy: str, code: int, restarted: bool) -> None:
+    sim = Sim(gj(workers=1, restart={"policy": policy, "limit": 3}))
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0", code=code)
+    plan = sim.step()
+    assert bool(plan.delete) is restarted
+    assert (sim.phase == "Failed") is not restarted
+
+
+def test_always_restarts_succeeded_replicas_until_the_budget_is_spent() -> None:
+    sim = Sim(gj(workers=1, restart={"policy": "Always", "limit": 1}))
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0")
+    assert sim.step().delete
+    sim.step()
+    assert sim.task("worker")["restartCount"] == 1
+    sim.run()
+    sim.finish("demo-worker-0")
+    sim.step()
+    assert sim.phase == "Succeeded"
+
+
+def test_default_limit_zero_means_no_restart() -> None:
+    sim = Sim(gj(workers=1))  # restartPolicy absent: OnFailure with limit 0
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0", code=1)
+    plan = sim.step()
+    assert not plan.delete
+    assert sim.phase == "Failed"
+
+
+def test_restart_budget_is_shared_by_replicas_failing_together() -> None:
+    sim = Sim(
+        gj(
+            workers=2,
+            restart={"policy": "OnFailure", "limit": 1},
+            failureRules=[{"worker": [0, 1]}],
+        )
+    )
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0", code=1)
+    sim.finish("demo-worker-1", code=1)
+    plan = sim.step()
+    assert [d.name for d in plan.delete] == ["demo-worker-0"]  # one restart left in the budget
+    sim.step()
+    assert sim.task("worker")["restartCount"] == 1
+    assert sim.replica("demo-worker-1")["phase"] == "Failed"
+
+
+def test_interrupted_pass_never_counts_a_restart_twice() -> None:
+    sim = Sim(gj(workers=1, restart={"policy": "OnFailure", "limit": 3}))
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0", code=1)
+    sim.step()  # delete
+    plan = sim.step(apply=False)  # plans the re-creation and the count...
+    sim.apply(plan, stop_after="status")  # ...but the operator dies after writing status
+    assert sim.task("worker")["restartCount"] == 1
+    assert "demo-worker-0" not in sim.pods
+    plan = sim.step()  # the next pass creates the pod without counting again
+    assert [m["metadata"]["name"] for m in plan.create] == ["demo-worker-0"]
+    sim.settle()
+    assert sim.task("worker")["restartCount"] == 1
+
+
+def test_pod_deleted_by_someone_else_while_running_is_recreated_without_counting() -> None:
+    sim = Sim(gj(workers=1, restart={"policy": "OnFailure", "limit": 3}))
+    sim.step()
+    sim.run()
+    sim.step()
+    sim.vanish("demo-worker-0")  # e.g. preempted
+    plan = sim.step()
+    assert [m["metadata"]["name"] for m in plan.create] == ["demo-worker-0"]
+    assert sim.task("worker")["restartCount"] == 0
+
+
+@pytest.mark.parametrize(
+    ("policy", "deleted"),
+    [
+        ("All", {"demo-worker-0", "demo-worker-1"}),
+        ("Unfinished", {"demo-worker-1"}),
+        ("None", set()),
+    ],
+)
+def test_clean_up_policy(policy: str, deleted: set[str]) -> None:
+    sim = Sim(gj(successRules=[{"worker": [0]}], cleanUpPolicy=policy))
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0")
+    plan = sim.step()
+    assert sim.phase == "Succeeded"
+    assert {d.name for d in plan.delete} == deleted
+    sim.drain_deletions()
+    sim.settle()
+    assert sim.status["aggregate"]["deleted"] == len(deleted)
+
+
+def test_variables_are_substituted_in_command_args_and_env() -> None:
+    template = pod(
+        "w",
+        command=["python", "train.py", "--type=$(type)", "--rank=$(rank)"],
+        args=["--workers=$(replicas[worker])", "--ps=$(replicas[ps])", "$(HOME)/x"],
+        env=[
+            {"name": "PEER", "value": "$(service.worker[1].host):$(service.port[http])"},
+            {"name": "FROM", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ],
+    )
+    job = generic_job(
+        service={"ports": [{"name": "http", "port": 2222}]},
+        replicaSpecs=[
+            {"type": "ps", "template": pod()},
+            {"type": "worker", "replicas": 2, "template": template},
+        ],
+    )
+    plan = Sim(job).step()
+    pods = {m["metadata"]["name"]: m for m in plan.create}
+    c = pods["demo-worker-1"]["spec"]["containers"][0]
+    assert c["command"] == ["python", "train.py", "--type=worker", "--rank=1"]
+    assert c["args"] == ["--workers=2", "--ps=1", "$(HOME)/x"]  # unknown variables are kept
+    assert c["env"][0] == {"name": "PEER", "value": "demo-worker-1:2222"}
+    assert c["env"][1] == {
+        "name": "FROM",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}},
+    }
+
+
+def test_service_variables_stay_without_spec_service() -> None:
+    template = pod("w", command=["echo", "$(service.worker[0].host)", "$(service.port[http])"])
+    plan = Sim(generic_job(replicaSpecs=[{"type": "worker", "template": template}])).step()
+    assert plan.create[0]["spec"]["containers"][0]["command"][1:] == [
+        "$(service.worker[0].host)",
+        "$(service.port[http])",
+    ]
+
+
+def test_a_headless_service_per_replica_when_asked() -> None:
+    sim = Sim(gj(service={"ports": [{"name": "http", "port": 2222}]}))
+    plan = sim.step()
+    services = [m for m in plan.create if m["kind"] == "Service"]
+    assert [s["metadata"]["name"] for s in services] == ["demo-worker-0", "demo-worker-1"]
+    assert services[0]["spec"] == {
+        "clusterIP": "None",
+        "publishNotReadyAddresses": True,
+        "selector": {"genericjob-replica": "demo-worker-0"},
+        "ports": [{"port": 2222, "name": "http"}],
+    }
+    assert plan.create.index(services[0]) < len(plan.create) - 2  # services before the pods
+    sim.settle()
+    assert not sim.step().create  # and not created twice
+
+
+def test_debug_mode_replaces_the_command_and_never_finishes() -> None:
+    template = {
+        "spec": {
+            "initContainers": [{"name": "init", "image": "busybox"}],
+            "containers": [{"name": "w", "image": "i", "command": ["train"], "args": ["--x"]}],
+        }
+    }
+    job = generic_job(
+        replicaSpecs=[
+            {"type": "worker", "template": template},
+            {"type": "ps", "template": template},
+        ],
+        runMode={
+            "debug": {
+                "enabled": True,
+                "replicaSpecs": [
+                    {"type": "ps", "skipInitContainer": True, "command": ["/usr/bin/sshd"]}
+                ],
+            }
+        },
+    )
+    sim = Sim(job)
+    plan = sim.step()
+    worker, ps = (m["spec"] for m in plan.create)
+    assert worker["containers"][0]["command"] == ["sleep", "inf"]
+    assert "args" not in worker["containers"][0]
+    assert "initContainers" in worker
+    assert ps["containers"][0]["command"] == ["/usr/bin/sshd"]
+    assert "initContainers" not in ps
+    sim.run()
+    sim.finish("demo-worker-0")
+    sim.finish("demo-ps-0")
+    sim.step()
+    assert sim.phase not in ("Succeeded", "Failed")
+    assert sim.condition("Completed")["reason"] == "Debug"
+
+
+def test_pause_deletes_pods_gracefully_and_resume_applies_resume_specs() -> None:
+    job = gj(
+        runMode={
+            "pause": {
+                "resumeSpecs": [
+                    {"type": "worker", "command": ["resume.sh"], "args": ["--from-checkpoint"]}
+                ]
+            }
+        }
+    )
+    sim = Sim(job)
+    sim.step()
+    sim.run()
+    sim.step()
+    sim.job["spec"]["runMode"]["pause"]["enabled"] = True
+    plan = sim.step()
+    assert {(d.name, d.grace_period_seconds) for d in plan.delete} == {
+        ("demo-worker-0", None),
+        ("demo-worker-1", None),
+    }
+    assert sim.phase == "Paused"
+    assert sim.condition("Paused")["status"] == "False"  # pods still terminating
+    sim.drain_deletions()
+    sim.step()
+    assert sim.condition("Paused")["status"] == "True"
+    assert sim.status["aggregate"]["deleted"] == 2
+    assert not sim.step().create  # no pods while paused
+
+    sim.job["spec"]["runMode"]["pause"]["enabled"] = False
+    plan = sim.step()
+    assert sim.phase == "Resuming"
+    c = plan.create[0]["spec"]["containers"][0]
+    assert (c["command"], c["args"]) == (["resume.sh"], ["--from-checkpoint"])
+    sim.run()
+    sim.step()
+    assert sim.phase == "Running"
+    assert sim.condition("Paused")["reason"] == "Resumed"
+
+
+def test_t9k_scheduler_gets_a_pod_group_and_scheduler_labels() -> None:
+    job = generic_job(
+        scheduler={"t9kScheduler": {"queue": "default", "priority": 50}},
+        replicaSpecs=[
+            {"type": "ps", "template": pod()},
+            {"type": "worker", "replicas": 4, "template": pod()},
+        ],
+    )
+    plan = Sim(job).step()
+    group = plan.create[0]
+    assert group["apiVersion"] == "scheduler.tensorstack.dev/v1beta1"
+    assert group["kind"] == "PodGroup"
+    assert group["metadata"]["name"] == "demo"
+    assert group["spec"] == {"minMember": 5, "queue": "default", "priority": 50}
+    assert group["metadata"]["ownerReferences"][0]["uid"] == "job-uid"
+    pod_ = plan.create[-1]
+    assert pod_["spec"]["schedulerName"] == "t9k-scheduler"
+    labels = pod_["metadata"]["labels"]
+    assert labels["scheduler.tensorstack.dev/group-name"] == "demo"
+    assert labels["scheduler.tensorstack.dev/queue"] == "default"
+    assert labels["scheduler.tensorstack.dev/role"] == "worker"
+
+
+def test_unschedulable_pods_show_in_the_running_condition_with_the_scheduler_message() -> None:
+    sim = Sim(gj(workers=1))
+    sim.step()
+    message = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
+    sim.unschedulable("demo-worker-0", message)
+    sim.step()
+    running = sim.condition("Running")
+    assert (running["status"], running["reason"]) == ("False", "Unschedulable")
+    assert running["message"] == f"Pod[demo-worker-0] cannot be scheduled: {message}"
+    assert sim.events[-1].type == "Warning" and sim.events[-1].reason == "Unschedulable"
+    sim.step()
+    assert [e.reason for e in sim.events].count("Unschedulable") == 1  # once per transition
+
+
+def test_image_pull_errors_show_in_the_running_condition() -> None:
+    sim = Sim(gj(workers=1))
+    sim.step()
+    sim.waiting("demo-worker-0", "ImagePullBackOff", 'Back-off pulling image "nope"')
+    sim.step()
+    running = sim.condition("Running")
+    assert running["reason"] == "ImagePullBackOff"
+    assert "Pod[demo-worker-0] container w is waiting" in running["message"]
+
+
+def test_invalid_spec_fails_the_job_once_naming_the_field() -> None:
+    job = gj()
+    job["spec"]["replicaSpecs"][0]["replicas"] = -1
+    sim = Sim(job)
+    plan = sim.step()
+    assert plan.create == () and plan.finished and plan.requeue_after is None
+    assert sim.phase == "Failed"
+    failed = sim.condition("Failed")
+    assert failed["reason"] == "InvalidSpec"
+    assert "spec.replicaSpecs[0].replicas" in failed["message"]
+    assert sim.step().status is None  # no retry storm, no rewrite
+
+
+def test_pods_not_in_the_spec_are_deleted() -> None:
+    sim = Sim(gj(workers=3))
+    sim.step()
+    sim.run()
+    sim.step()
+    sim.job["spec"]["replicaSpecs"][0]["replicas"] = 1
+    plan = sim.step()
+    assert {d.name for d in plan.delete} == {"demo-worker-1", "demo-worker-2"}
+
+
+def test_finished_job_creates_nothing_more() -> None:
+    sim = Sim(gj(workers=1))
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0")
+    sim.step()
+    sim.vanish("demo-worker-0")
+    plan = sim.step()
+    assert plan.create == ()
+    assert sim.phase == "Succeeded"
+    assert sim.replica("demo-worker-0")["phase"] == "Deleted"
+
+
+def test_status_records_pod_uids_container_states_and_exit_codes() -> None:
+    sim = Sim(gj(workers=1, restart={"policy": "Never"}))
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0", code=2)
+    sim.step()
+    entry = sim.replica("demo-worker-0")
+    assert entry["uid"].startswith("uid-")
+    assert entry["phase"] == "Failed"
+    assert entry["containers"] == [
+        {"name": "w", "state": "Terminated", "exitCode": 2, "reason": "Error"}
+    ]
+
+
+def test_observed_input_order_does_not_matter() -> None:
+    sim = Sim(gj(workers=3))
+    sim.step()
+    sim.run()
+    obs = sim.observed()
+    reverse = Observed(pods=tuple(reversed(obs.pods)))
+    assert reconcile(sim.job, obs, now=sim.now) == reconcile(sim.job, reverse, now=sim.now)
