@@ -449,7 +449,8 @@ def test_unschedulable_pods_show_in_the_running_condition_with_the_scheduler_mes
     running = sim.condition("Running")
     assert (running["status"], running["reason"]) == ("False", "Unschedulable")
     assert running["message"] == f"Pod[demo-worker-0] cannot be scheduled: {message}"
-    assert sim.events[-1].type == "Warning" and sim.events[-1].reason == "Unschedulable"
+    assert sim.events[-1].type == "Warning"
+    assert sim.events[-1].reason == "Unschedulable"
     sim.step()
     assert [e.reason for e in sim.events].count("Unschedulable") == 1  # once per transition
 
@@ -469,7 +470,9 @@ def test_invalid_spec_fails_the_job_once_naming_the_field() -> None:
     job["spec"]["replicaSpecs"][0]["replicas"] = -1
     sim = Sim(job)
     plan = sim.step()
-    assert plan.create == () and plan.finished and plan.requeue_after is None
+    assert plan.create == ()
+    assert plan.finished
+    assert plan.requeue_after is None
     assert sim.phase == "Failed"
     failed = sim.condition("Failed")
     assert failed["reason"] == "InvalidSpec"
