@@ -30,7 +30,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.cluster)
 
 
-@dataclass
+@dataclass(eq=False)  # a pytest plugin must stay hashable
 class ClusterTally:
     """What happened to the `cluster`-marked tests of this session."""
 
