@@ -166,12 +166,27 @@ class _Pass:
                     self._active_slot(slot, mode)
             self._delete_orphans({s.name for s in slots})
         self._other_children(terminal)
-        outcome = None
+        outcome: tuple[str, str, str] | None = None
+        requeue: float | None = None
         if not terminal and not paused and not run_mode.debug_enabled:
-            outcome = self.rules.outcome(self.final, self.failed_codes)
+            decided = self.rules.outcome(self.final, self.failed_codes)
+            if decided is not None:
+                outcome = (decided[0], decided[0], decided[1])
+            deadline = self.rules.deadline_seconds()
+            created = self.job.metadata.creation_timestamp
+            if outcome is None and deadline is not None and created is not None:
+                remaining = deadline - (self.now - created).total_seconds()
+                if remaining <= 0:
+                    outcome = (
+                        JobPhase.FAILED.value,
+                        "DeadlineExceeded",
+                        f"The job ran longer than runPolicy.activeDeadlineSeconds ({deadline}s).",
+                    )
+                else:
+                    requeue = remaining
             if outcome is not None:
                 self._clean_up(slots)
-        return self._plan(slots, outcome, terminal, paused)
+        return self._plan(slots, outcome, terminal, paused, requeue)
 
     def _mode(self, run_mode: models.RunMode) -> Mode:
         if run_mode.debug_enabled:
@@ -237,6 +252,12 @@ class _Pass:
             return
         entry = self._entry(slot, pod)
         self.entries[slot.name] = entry
+        why = None if pod.finished else self.rules.outdated(slot, pod.annotations)
+        if why is not None:
+            self.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, "relaunch"))
+            self.notes.append(f"delete pod {pod.name}: {why}")
+            self.events.append(Event("Normal", "Relaunching", f"Relaunching pod {pod.name}: {why}"))
+            return
         if pod.finished:
             outcome = pod.phase.value
             if restart_allowed(group, outcome, pod.exit_code, self._used(slot)):
@@ -376,7 +397,12 @@ class _Pass:
     # -- status -----------------------------------------------------------------------------------
 
     def _plan(
-        self, slots: list[Slot], outcome: tuple[str, str] | None, terminal: bool, paused: bool
+        self,
+        slots: list[Slot],
+        outcome: tuple[str, str, str] | None,
+        terminal: bool,
+        paused: bool,
+        requeue: float | None,
     ) -> Plan:
         tasks = []
         for group in self.rules.groups():
@@ -420,6 +446,7 @@ class _Pass:
             create=tuple(self.create),
             # transition events only when the status write that records them happens
             events=(*events, *self.events) if changed else tuple(self.events),
+            requeue_after=requeue,
             finished=phase in (JobPhase.SUCCEEDED.value, JobPhase.FAILED.value),
             notes=tuple(self.notes),
         )

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from t9k_sdk import codecs, models
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.reconcile import names
+from t9k_sdk.reconcile import bootstrap, names
 from t9k_sdk.reconcile.types import Manifest
 
 __all__ = [
@@ -186,15 +186,26 @@ class KindRules:
         spec["restartPolicy"] = "Never"  # the controller decides restarts
         if self.scheduler() is not None:
             spec["schedulerName"] = names.T9K_SCHEDULER
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": self._meta(slot.name, slot, tmeta),
-            "spec": spec,
-        }
+        meta = self._meta(slot.name, slot, tmeta)
+        extra = self.pod_annotations(slot)
+        if extra:
+            meta["annotations"] = {**meta.get("annotations", {}), **extra}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
     def customize(self, spec: dict[str, Any], slot: Slot) -> None:
         """Kind-specific changes to a pod spec (variables, launch commands, mounts)."""
+
+    def pod_annotations(self, slot: Slot) -> dict[str, str]:
+        """Annotations the operator puts on a pod (e.g. the hostfile it was started with)."""
+        return {}
+
+    def outdated(self, slot: Slot, annotations: Mapping[str, str]) -> str | None:
+        """Why a running pod must be relaunched (the spec changed under it), or None."""
+        return None
+
+    def deadline_seconds(self) -> int | None:
+        """Seconds the job may run (from its creation) before it is failed."""
+        return None
 
     def _training_index(self, spec: Mapping[str, Any], group: ReplicaGroup) -> int | None:
         containers = spec.get("containers") or []
@@ -469,6 +480,100 @@ class DeepSpeedJobRules(KindRules):
             return elastic.min_replicas
         return self.worker_count()
 
+    # -- bootstrap --------------------------------------------------------------------------------
+
+    ssh_dir = "/root/.ssh"
+    env_file = "/root/.deepspeed_env"
+
+    def host(self, index: int) -> str:
+        return f"{names.pod_name(self.job.name, 'worker', index)}.{self.job.name}"
+
+    def hostfile(self) -> str:
+        cfg = self.job.spec.config or models.Config()
+        slots = cfg.slots_per_worker or int(models.Config.default_of("slots_per_worker"))
+        return "".join(f"{self.host(i)} slots={slots}\n" for i in range(self.worker_count()))
+
+    def launcher_argv(self) -> list[str]:
+        """The `deepspeed` command worker-0 runs after the barrier (an argv list)."""
+        cfg = self.job.spec.config or models.Config()
+        if cfg.custom_command:
+            return ["/bin/sh", "-c", cfg.custom_command]
+        argv = ["deepspeed", "--hostfile", bootstrap.HOSTFILE, "--master_addr", self.host(0)]
+        if cfg.local_rank is False:
+            argv.append("--no_local_rank")
+        if cfg.autotune in (models.AutotuneType.TUNE, models.AutotuneType.RUN):
+            argv += ["--autotuning", cfg.autotune.value]
+        argv += cfg.other_args or []
+        run = cfg.run or models.RunType(python=[])
+        if run.module is not None:
+            argv += ["--module", *run.module]
+        elif run.exec is not None:
+            argv += ["--no_python", *run.exec]
+        else:
+            argv += run.python or []
+        return argv
+
+    def customize(self, spec: dict[str, Any], slot: Slot) -> None:
+        index = self._training_index(spec, self.group("worker"))
+        if index is None:
+            return
+        container = spec["containers"][index]
+        settings = {"T9K_SSH_DIR": self.ssh_dir, "T9K_HOSTFILE": bootstrap.HOSTFILE}
+        if slot.rank == 0:
+            settings["T9K_SSHD"] = "/usr/sbin/sshd"
+            settings["T9K_BARRIER_TIMEOUT"] = str(bootstrap.BARRIER_TIMEOUT_SECONDS)
+            if not self.job.spec.disable_custom_env:
+                settings["T9K_ENV_FILE"] = self.env_file
+                settings["T9K_ENV_NAMES"] = " ".join(bootstrap.env_names(container))
+            container["command"] = bootstrap.launch_command(self.launcher_argv())
+        else:
+            settings["T9K_SSHD"] = "/usr/sbin/sshd"
+            container["command"] = bootstrap.sshd_command()
+        container.pop("args", None)
+        bootstrap.mount_bootstrap(
+            spec,
+            container,
+            job=self.job.name,
+            ssh_dir=self.ssh_dir,
+            pod_name=slot.name,
+            settings=settings,
+        )
+
+    def pod_annotations(self, slot: Slot) -> dict[str, str]:
+        if slot.rank != 0:
+            return {}
+        return {bootstrap.HOSTFILE_HASH: bootstrap.hostfile_hash(self.hostfile())}
+
+    def outdated(self, slot: Slot, annotations: Mapping[str, str]) -> str | None:
+        if slot.rank != 0 or self.run_mode().debug_enabled:
+            return None
+        started = annotations.get(bootstrap.HOSTFILE_HASH)
+        if started is not None and started != bootstrap.hostfile_hash(self.hostfile()):
+            return "the set of workers changed (elastic resize): relaunching with the new hostfile"
+        return None
+
+    def deadline_seconds(self) -> int | None:
+        policy = self.job.spec.run_policy
+        return policy.active_deadline_seconds if policy else None
+
+    def _child_meta(self, name: str) -> dict[str, Any]:
+        return self._meta(name, None)
+
+    def services(self) -> list[Manifest]:
+        return [
+            bootstrap.headless_service(
+                self._child_meta(self.job.name), {self.kind_label: self.job.name}
+            )
+        ]
+
+    def config_maps(self) -> list[Manifest]:
+        meta = self._child_meta(names.config_map_name(self.job.name))
+        return [bootstrap.config_map(meta, self.hostfile())]
+
+    def secrets(self, ssh_key: tuple[str, str] | None) -> list[Manifest]:
+        meta = self._child_meta(names.ssh_secret_name(self.job.name))
+        return [bootstrap.ssh_secret(meta, ssh_key, self.ssh_dir)]
+
     def outcome(
         self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
     ) -> tuple[str, str] | None:
@@ -476,10 +581,12 @@ class DeepSpeedJobRules(KindRules):
         state = final.get(launcher)
         if state == "Succeeded":
             return "Succeeded", "The job has finished successfully."
-        if state == "Failed":
-            code = failed_codes.get(launcher)
+        failed = [launcher] if state == "Failed" else [p for p, v in final.items() if v == "Failed"]
+        if failed:
+            pod = failed[0]
+            code = failed_codes.get(pod)
             detail = f"failed with exit code {code}" if code is not None else "failed"
-            return "Failed", f"DeepSpeedJob {self.job.name} has failed: {launcher} {detail}"
+            return "Failed", f"DeepSpeedJob {self.job.name} has failed: {pod} {detail}"
         return None
 
     def clean_up_policy(self) -> models.CleanUpPolicy:
@@ -525,6 +632,96 @@ class ColossalAIJobRules(KindRules):
 
     def is_master(self, slot: Slot) -> bool:
         return slot.replica_type == models.ColossalAIReplicaType.LAUNCHER
+
+    # -- bootstrap --------------------------------------------------------------------------------
+
+    @property
+    def ssh_dir(self) -> str:
+        ssh = self.job.spec.ssh or models.SSHConfig()
+        return ssh.auth_mount_path or str(models.SSHConfig.default_of("auth_mount_path"))
+
+    @property
+    def sshd(self) -> str:
+        ssh = self.job.spec.ssh or models.SSHConfig()
+        return ssh.sshd_path or str(models.SSHConfig.default_of("sshd_path"))
+
+    def worker_count(self) -> int:
+        worker = self.job.spec.replica(models.ColossalAIReplicaType.WORKER)
+        return worker.replica_count if worker else 0
+
+    def host(self, index: int) -> str:
+        return f"{names.pod_name(self.job.name, 'worker', index)}.{self.job.name}"
+
+    def hostfile(self) -> str:
+        return "".join(f"{self.host(i)}\n" for i in range(self.worker_count()))
+
+    def launcher_argv(self) -> list[str]:
+        """`colossalai run` as the launcher runs it after the barrier (an argv list)."""
+        torch = self.job.spec.torch_config
+        procs = torch.proc_per_worker or int(models.TorchConfig.default_of("proc_per_worker"))
+        return [
+            "colossalai",
+            "run",
+            "--nproc_per_node",
+            str(procs),
+            "--hostfile",
+            bootstrap.HOSTFILE,
+            "--master_addr",
+            self.host(0),
+            *(torch.extra_args or []),
+            *torch.script,
+        ]
+
+    def pod(self, slot: Slot, mode: Mode) -> Manifest:
+        if slot.replica_type == models.ColossalAIReplicaType.LAUNCHER and mode == "debug":
+            return super().pod(slot, mode)
+        if slot.replica_type == models.ColossalAIReplicaType.WORKER and mode == "debug":
+            return super().pod(slot, "immediate")  # workers keep sshd, to launch by hand
+        return super().pod(slot, mode)
+
+    def customize(self, spec: dict[str, Any], slot: Slot) -> None:
+        launcher = slot.replica_type == models.ColossalAIReplicaType.LAUNCHER
+        if not spec.get("containers"):
+            worker = self.group(models.ColossalAIReplicaType.WORKER.value).template
+            containers = (worker.get("spec") or {}).get("containers") or [{}]
+            base = next((c for c in containers if c.get("name") == "worker"), containers[0])
+            spec["containers"] = [{"name": "launcher", "image": base.get("image")}]
+        index = self._training_index(spec, self.group(slot.replica_type)) or 0
+        container = spec["containers"][index]
+        settings = {"T9K_SSH_DIR": self.ssh_dir, "T9K_HOSTFILE": bootstrap.HOSTFILE}
+        if launcher:
+            settings["T9K_BARRIER_TIMEOUT"] = str(bootstrap.BARRIER_TIMEOUT_SECONDS)
+            container["command"] = bootstrap.launch_command(self.launcher_argv())
+        else:
+            settings["T9K_SSHD"] = self.sshd
+            container["command"] = bootstrap.sshd_command()
+        container.pop("args", None)
+        bootstrap.mount_bootstrap(
+            spec,
+            container,
+            job=self.job.name,
+            ssh_dir=self.ssh_dir,
+            pod_name=slot.name,
+            settings=settings,
+        )
+
+    def _child_meta(self, name: str) -> dict[str, Any]:
+        return self._meta(name, None)
+
+    def services(self) -> list[Manifest]:
+        return [
+            bootstrap.headless_service(
+                self._child_meta(self.job.name), {self.kind_label: self.job.name}
+            )
+        ]
+
+    def config_maps(self) -> list[Manifest]:
+        meta = self._child_meta(names.config_map_name(self.job.name))
+        return [bootstrap.config_map(meta, self.hostfile())]
+
+    def secrets(self, ssh_key: tuple[str, str] | None) -> list[Manifest]:
+        meta = self._child_meta(names.ssh_secret_name(self.job.name))
+        return [bootstrap.ssh_secret(meta, ssh_key, self.ssh_dir)]
 
     def outcome(
         self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]

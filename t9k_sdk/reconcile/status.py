@@ -110,7 +110,7 @@ def phase_and_conditions(
     entries: Sequence[Mapping[str, Any]],
     pods: Mapping[str, PodView],
     final: Mapping[str, str],
-    outcome: tuple[str, str] | None,
+    outcome: tuple[str, str, str] | None,
     terminal: bool,
     paused: bool,
     debug: bool,
@@ -126,10 +126,9 @@ def phase_and_conditions(
     conditions.set(JobConditionType.INITIALIZED, ConditionStatus.TRUE, "-", INITIALIZED)
     failure = _failure(entries, pods)
     if outcome is not None:
-        result, message = outcome
+        result, reason, message = outcome
         phase = result
         ok = result == JobPhase.SUCCEEDED.value
-        reason = "Succeeded" if ok else "Failed"
         conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, reason, message)
         conditions.set(
             JobConditionType.FAILED,

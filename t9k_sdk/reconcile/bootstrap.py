@@ -1,0 +1,250 @@
+"""SSH bootstrap shared by DeepSpeedJob and ColossalAIJob (pure).
+
+What every such job gets:
+
+* Secret `<job>-ssh`: a key pair the operator generates once (never logged, never in a
+  ConfigMap), mounted read-only at the SSH directory (`/root/.ssh`; ColossalAIJob:
+  `ssh.authMountPath`) as `id_ed25519`, `id_ed25519.pub`, `authorized_keys` and a client `config`.
+* Service `<job>`: headless; each pod sets `hostname: <pod>` and `subdomain: <job>`, so every
+  replica is reachable as `<pod>.<job>` from the moment it exists (`publishNotReadyAddresses`).
+* ConfigMap `<job>-config`: the hostfile (`/t9k/hostfile`) and two POSIX sh scripts
+  (`/t9k/scripts`): `t9k-sshd.sh` runs sshd in the foreground on workers; `t9k-launch.sh` is the
+  launcher's readiness barrier: it waits until every host of the hostfile resolves and its sshd
+  answers, then `exec`s the launcher. If the barrier times out it exits 124 with a message in
+  the container's termination message, which the job's conditions show.
+
+Commands are argv lists: user strings (script arguments, otherArgs, extraArgs) are passed as
+separate arguments after the script and are never parsed by a shell. The scripts read their
+settings from environment variables the operator sets (T9K_*), whose values the operator builds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "BARRIER_EXIT_CODE",
+    "HOSTFILE",
+    "LAUNCH_SCRIPT",
+    "SCRIPTS_DIR",
+    "SSHD_SCRIPT",
+    "config_map",
+    "env_names",
+    "headless_service",
+    "hostfile_hash",
+    "mount_bootstrap",
+    "ssh_secret",
+]
+
+HOSTFILE = "/t9k/hostfile"
+SCRIPTS_DIR = "/t9k/scripts"
+BARRIER_EXIT_CODE = 124
+BARRIER_TIMEOUT_SECONDS = 600
+SSH_VOLUME = "t9k-ssh"
+CONFIG_VOLUME = "t9k-config"
+KEY_FILE = "id_ed25519"
+HOSTFILE_HASH = "batch.tensorstack.dev/hostfile-hash"
+
+SSHD_SCRIPT = r"""#!/bin/sh
+# t9k: run sshd in the foreground so the launcher can start the training on this replica.
+# Settings: T9K_SSHD (absolute path of sshd), T9K_SSH_DIR (where the job's keys are mounted).
+set -eu
+sshd="${T9K_SSHD:-/usr/sbin/sshd}"
+ssh_dir="${T9K_SSH_DIR:-/root/.ssh}"
+mkdir -p /run/sshd 2>/dev/null || true
+if ! ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1; then
+  ssh-keygen -A >/dev/null
+fi
+# StrictModes off: the keys come from a read-only Secret volume whose directory modes differ
+# between kubelet versions; the files themselves are 0600/0644 and owned by root.
+exec "$sshd" -D -e -p "${T9K_SSH_PORT:-22}" \
+  -o StrictModes=no \
+  -o "AuthorizedKeysFile=$ssh_dir/authorized_keys" \
+  -o PermitRootLogin=prohibit-password \
+  -o PasswordAuthentication=no
+"""
+
+LAUNCH_SCRIPT = r"""#!/bin/sh
+# t9k: the launcher's readiness barrier. Waits until every host in the hostfile resolves and
+# answers on ssh, then replaces itself with the launcher command given as arguments.
+# Settings: T9K_HOSTFILE, T9K_BARRIER_TIMEOUT (seconds), T9K_SSH_DIR, T9K_SSHD (start sshd here
+# too when set), T9K_ENV_FILE and T9K_ENV_NAMES (write NAME=value lines of these variables).
+set -u
+hostfile="${T9K_HOSTFILE:-/t9k/hostfile}"
+timeout="${T9K_BARRIER_TIMEOUT:-600}"
+ssh_dir="${T9K_SSH_DIR:-/root/.ssh}"
+fail() {
+  printf 't9k bootstrap: %s\n' "$1" >/dev/termination-log 2>/dev/null || true
+  printf 't9k bootstrap: %s\n' "$1" >&2
+  exit 124
+}
+if [ -n "${T9K_SSHD:-}" ]; then
+  T9K_SSH_DIR="$ssh_dir" sh "$(dirname "$0")/t9k-sshd.sh" &
+fi
+if [ -n "${T9K_ENV_FILE:-}" ]; then
+  : > "$T9K_ENV_FILE"
+  for name in ${T9K_ENV_NAMES:-}; do
+    if ! value=$(printenv "$name"); then continue; fi
+    case "$value" in
+      *'
+'*) printf 't9k: %s has a multi-line value; not forwarded to the workers\n' "$name" >&2 ;;
+      *) printf '%s=%s\n' "$name" "$value" >> "$T9K_ENV_FILE" ;;
+    esac
+  done
+fi
+start=$(date +%s)
+waited() { echo $(( $(date +%s) - start )); }
+for host in $(awk '!/^[[:space:]]*#/ && NF { print $1 }' "$hostfile"); do
+  while command -v getent >/dev/null 2>&1 && ! getent hosts "$host" >/dev/null 2>&1; do
+    [ "$(waited)" -ge "$timeout" ] && fail "worker $host: its DNS name did not resolve within ${timeout}s"
+    sleep 1
+  done
+  while ! ssh -F "$ssh_dir/config" -o BatchMode=yes -o ConnectTimeout=3 "$host" true >/dev/null 2>&1; do
+    [ "$(waited)" -ge "$timeout" ] && fail "worker $host: sshd did not answer within ${timeout}s"
+    sleep 1
+  done
+  printf 't9k: %s is ready (%ss)\n' "$host" "$(waited)" >&2
+done
+exec "$@"
+"""
+
+
+def ssh_client_config(ssh_dir: str) -> str:
+    """The client config the launcher (and pdsh, and colossalai's fabric) use."""
+    return (
+        "Host *\n"
+        f"  IdentityFile {ssh_dir}/{KEY_FILE}\n"
+        "  StrictHostKeyChecking no\n"
+        "  UserKnownHostsFile /dev/null\n"
+        "  LogLevel ERROR\n"
+        "  ConnectTimeout 10\n"
+    )
+
+
+def ssh_secret(
+    meta: Mapping[str, Any], key: tuple[str, str] | None, ssh_dir: str
+) -> dict[str, Any]:
+    """The Secret with the job's key pair; `data` is None until the operator supplies a key."""
+    import base64
+
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    data = None
+    if key is not None:
+        private, public = key
+        data = {
+            KEY_FILE: b64(private),
+            f"{KEY_FILE}.pub": b64(public),
+            "authorized_keys": b64(public),
+            "config": b64(ssh_client_config(ssh_dir)),
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": dict(meta),
+        "type": "Opaque",
+        "data": data,
+    }
+
+
+def headless_service(meta: Mapping[str, Any], selector: Mapping[str, str]) -> dict[str, Any]:
+    """The Service that gives every replica the DNS name `<pod>.<job>`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": dict(meta),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": dict(selector),
+            "ports": [{"name": "ssh", "port": 22}],
+        },
+    }
+
+
+def config_map(meta: Mapping[str, Any], hostfile: str) -> dict[str, Any]:
+    """The ConfigMap with the hostfile and the bootstrap scripts."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": dict(meta),
+        "data": {"hostfile": hostfile, "t9k-sshd.sh": SSHD_SCRIPT, "t9k-launch.sh": LAUNCH_SCRIPT},
+    }
+
+
+def hostfile_hash(hostfile: str) -> str:
+    """A short digest of a hostfile: a launcher started with another one must be relaunched."""
+    return hashlib.sha256(hostfile.encode()).hexdigest()[:16]
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_names(container: Mapping[str, Any]) -> list[str]:
+    """Names of the container's env vars that can be forwarded through an env file."""
+    return [
+        str(e["name"])
+        for e in container.get("env") or ()
+        if _ENV_NAME.fullmatch(str(e.get("name", "")))
+    ]
+
+
+def mount_bootstrap(
+    spec: dict[str, Any],
+    container: dict[str, Any],
+    *,
+    job: str,
+    ssh_dir: str,
+    pod_name: str,
+    settings: Mapping[str, str],
+) -> None:
+    """Add the key, hostfile and script mounts, the DNS identity and the T9K_* settings."""
+    spec.setdefault("volumes", [])
+    spec["volumes"] = [
+        v for v in spec["volumes"] if v.get("name") not in (SSH_VOLUME, CONFIG_VOLUME)
+    ] + [
+        {
+            "name": SSH_VOLUME,
+            "secret": {
+                "secretName": f"{job}-ssh",
+                "defaultMode": 0o600,
+                "items": [
+                    {"key": KEY_FILE, "path": KEY_FILE, "mode": 0o600},
+                    {"key": f"{KEY_FILE}.pub", "path": f"{KEY_FILE}.pub", "mode": 0o644},
+                    {"key": "authorized_keys", "path": "authorized_keys", "mode": 0o600},
+                    {"key": "config", "path": "config", "mode": 0o644},
+                ],
+            },
+        },
+        {"name": CONFIG_VOLUME, "configMap": {"name": f"{job}-config", "defaultMode": 0o755}},
+    ]
+    mounts = [
+        m
+        for m in container.get("volumeMounts") or ()
+        if m.get("name") not in (SSH_VOLUME, CONFIG_VOLUME)
+    ]
+    mounts += [
+        {"name": SSH_VOLUME, "mountPath": ssh_dir, "readOnly": True},
+        {"name": CONFIG_VOLUME, "mountPath": HOSTFILE, "subPath": "hostfile", "readOnly": True},
+        {"name": CONFIG_VOLUME, "mountPath": SCRIPTS_DIR, "readOnly": True},
+    ]
+    container["volumeMounts"] = mounts
+    env = [e for e in container.get("env") or () if not str(e.get("name", "")).startswith("T9K_")]
+    env += [{"name": k, "value": v} for k, v in settings.items()]
+    container["env"] = env
+    spec["hostname"] = pod_name
+    spec["subdomain"] = job
+
+
+def launch_command(argv: Sequence[str]) -> list[str]:
+    """The launcher container's command: the barrier script, then the launcher argv."""
+    return ["/bin/sh", f"{SCRIPTS_DIR}/t9k-launch.sh", *argv]
+
+
+def sshd_command() -> list[str]:
+    """A worker container's command."""
+    return ["/bin/sh", f"{SCRIPTS_DIR}/t9k-sshd.sh"]

@@ -1,0 +1,333 @@
+"""DeepSpeedJob and ColossalAIJob: bootstrap objects, launch argv, outcome and run policies."""
+
+from __future__ import annotations
+
+import base64
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from t9k_sdk.reconcile import bootstrap
+from tests.sdk.manifests import colossalai_job, deepspeed_job, pod
+
+from .sim import Sim
+
+KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n-----END OPENSSH PRIVATE KEY-----\n",
+    "ssh-ed25519 AAAA test",
+)
+
+
+def _by(plan_create: tuple[dict[str, Any], ...], kind: str) -> dict[str, dict[str, Any]]:
+    return {m["metadata"]["name"]: m for m in plan_create if m["kind"] == kind}
+
+
+def _container(p: dict[str, Any], name: str = "worker") -> dict[str, Any]:
+    return next(c for c in p["spec"]["containers"] if c["name"] == name)
+
+
+def _env(c: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e.get("value", "") for e in c.get("env") or ()}
+
+
+def test_deepspeed_objects_and_worker_commands() -> None:
+    job = deepspeed_job(
+        config={"slotsPerWorker": 2, "run": {"python": ["train.py", "--epochs", "3"]}},
+        worker={
+            "replicas": 3,
+            "template": pod(
+                "worker",
+                env=[{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "my.var", "value": "x"}],
+            ),
+        },
+    )
+    sim = Sim(job, ssh_key=KEY)
+    plan = sim.step()
+    secret = _by(plan.create, "Secret")["demo-ssh"]
+    data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert data["id_ed25519"] == KEY[0]
+    assert data["authorized_keys"] == KEY[1]
+    assert "StrictHostKeyChecking no" in data["config"]
+    cm = _by(plan.create, "ConfigMap")["demo-config"]
+    assert cm["data"]["hostfile"] == (
+        "demo-worker-0.demo slots=2\ndemo-worker-1.demo slots=2\ndemo-worker-2.demo slots=2\n"
+    )
+    svc = _by(plan.create, "Service")["demo"]
+    assert svc["spec"]["clusterIP"] == "None"
+    assert svc["spec"]["publishNotReadyAddresses"] is True
+    assert svc["spec"]["selector"] == {"deepspeedjob": "demo"}
+    pods = _by(plan.create, "Pod")
+    w0, w1 = pods["demo-worker-0"], pods["demo-worker-1"]
+    assert (w0["spec"]["hostname"], w0["spec"]["subdomain"]) == ("demo-worker-0", "demo")
+    launch = _container(w0)["command"]
+    assert launch == [
+        "/bin/sh",
+        "/t9k/scripts/t9k-launch.sh",
+        "deepspeed",
+        "--hostfile",
+        "/t9k/hostfile",
+        "--master_addr",
+        "demo-worker-0.demo",
+        "train.py",
+        "--epochs",
+        "3",
+    ]
+    env = _env(_container(w0))
+    assert env["T9K_ENV_FILE"] == "/root/.deepspeed_env"
+    assert env["T9K_ENV_NAMES"] == "NCCL_DEBUG"  # names a shell cannot export are left out
+    assert _container(w1)["command"] == ["/bin/sh", "/t9k/scripts/t9k-sshd.sh"]
+    mounts = {m["mountPath"]: m for m in _container(w1)["volumeMounts"]}
+    assert mounts["/root/.ssh"]["readOnly"] is True
+    assert mounts["/t9k/hostfile"]["subPath"] == "hostfile"
+    # creation order: the secret, config map and service exist before any pod needs them
+    kinds = [m["kind"] for m in plan.create]
+    assert kinds.index("Pod") > max(
+        kinds.index("Secret"), kinds.index("ConfigMap"), kinds.index("Service")
+    )
+
+
+def test_ssh_secret_waits_for_a_key_and_is_never_replaced() -> None:
+    sim = Sim(deepspeed_job())
+    plan = sim.step()
+    assert "Secret" not in {m["kind"] for m in plan.create}  # no key yet: the operator makes one
+    sim.ssh_key = KEY
+    plan = sim.step()
+    assert "Secret" in {m["kind"] for m in plan.create}
+    sim.ssh_key = ("other", "other")
+    plan = sim.step()
+    assert not [u for u in plan.update if u.manifest["kind"] == "Secret"]
+
+
+@pytest.mark.parametrize(
+    ("config", "tail"),
+    [
+        (
+            {"run": {"module": ["pkg.train", "--lr", "0.1"]}},
+            ["--module", "pkg.train", "--lr", "0.1"],
+        ),
+        ({"run": {"exec": ["/opt/train"]}}, ["--no_python", "/opt/train"]),
+        (
+            {
+                "run": {"python": ["t.py"]},
+                "localRank": False,
+                "autotune": "tune",
+                "otherArgs": ["--master_port=29600"],
+            },
+            ["--no_local_rank", "--autotuning", "tune", "--master_port=29600", "t.py"],
+        ),
+    ],
+)
+def test_deepspeed_launcher_flags(config: dict[str, Any], tail: list[str]) -> None:
+    plan = Sim(deepspeed_job(config=config), ssh_key=KEY).step()
+    command = _container(_by(plan.create, "Pod")["demo-worker-0"])["command"]
+    assert command[7:] == tail
+
+
+def test_custom_command_runs_through_sh_and_keeps_the_hostfile_slots() -> None:
+    job = deepspeed_job(
+        config={"customCommand": "deepspeed --hostfile /t9k/hostfile x.py", "slotsPerWorker": 4}
+    )
+    plan = Sim(job, ssh_key=KEY).step()
+    command = _container(_by(plan.create, "Pod")["demo-worker-0"])["command"]
+    assert command[2:] == ["/bin/sh", "-c", "deepspeed --hostfile /t9k/hostfile x.py"]
+    assert "slots=4" in _by(plan.create, "ConfigMap")["demo-config"]["data"]["hostfile"]
+
+
+def test_disable_custom_env_writes_no_env_file() -> None:
+    plan = Sim(deepspeed_job(disableCustomEnv=True), ssh_key=KEY).step()
+    assert "T9K_ENV_FILE" not in _env(_container(_by(plan.create, "Pod")["demo-worker-0"]))
+
+
+HOSTILE = [
+    "a b",
+    "it's",
+    'say "hi"',
+    "x; rm -rf /",
+    "$(reboot)",
+    "`id`",
+    "line1\nline2",
+    "--flag=$HOME",
+    "*",
+]
+
+
+def test_hostile_strings_stay_single_arguments() -> None:
+    job = deepspeed_job(
+        config={"run": {"python": ["train.py", *HOSTILE]}, "otherArgs": ["--x", *HOSTILE]}
+    )
+    command = _container(_by(Sim(job, ssh_key=KEY).step().create, "Pod")["demo-worker-0"])[
+        "command"
+    ]
+    assert command[-len(HOSTILE) :] == HOSTILE
+    caij = colossalai_job(torchConfig={"script": ["train.py", *HOSTILE], "extraArgs": HOSTILE})
+    launcher = _container(
+        _by(Sim(caij, ssh_key=KEY).step().create, "Pod")["demo-launcher"], "launcher"
+    )
+    assert launcher["command"][-len(HOSTILE) - 1 :] == ["train.py", *HOSTILE]
+
+
+def test_deepspeed_outcome_is_decided_by_worker_0() -> None:
+    sim = Sim(
+        deepspeed_job(
+            worker={"replicas": 2, "template": pod("worker")}, runPolicy={"backoffLimit": 0}
+        ),
+        ssh_key=KEY,
+    )
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0", code=137)
+    sim.step()
+    assert sim.phase == "Failed"
+    assert (
+        sim.condition("Failed")["message"]
+        == "DeepSpeedJob demo has failed: demo-worker-0 failed with exit code 137"
+    )
+    ok = Sim(deepspeed_job(worker={"replicas": 2, "template": pod("worker")}), ssh_key=KEY)
+    ok.step()
+    ok.run()
+    ok.finish("demo-worker-0")
+    ok.step()
+    assert ok.phase == "Succeeded"  # worker-1 still runs sshd: worker-0 decides
+
+
+def test_deepspeed_backoff_limit_is_shared_by_all_workers() -> None:
+    job = deepspeed_job(
+        worker={"replicas": 2, "template": pod("worker"), "restartPolicy": "OnFailure"},
+        runPolicy={"backoffLimit": 1},
+    )
+    sim = Sim(job, ssh_key=KEY)
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-1", code=1)
+    sim.step()
+    sim.step()
+    assert sim.status["backoffCount"] == 1
+    sim.run()
+    sim.finish("demo-worker-0", code=1)
+    sim.step()
+    assert sim.phase == "Failed"  # the job-wide budget is spent
+    assert sim.status["backoffCount"] == 1
+
+
+def test_active_deadline_fails_the_job_and_asks_to_be_requeued_until_then() -> None:
+    sim = Sim(deepspeed_job(runPolicy={"activeDeadlineSeconds": 60}), ssh_key=KEY)
+    sim.job["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    plan = sim.step()
+    assert plan.requeue_after == pytest.approx(59)
+    sim.run()
+    sim.now += timedelta(seconds=120)
+    sim.step()
+    assert sim.phase == "Failed"
+    assert sim.condition("Failed")["reason"] == "DeadlineExceeded"
+
+
+def test_elastic_resize_rewrites_the_hostfile_and_relaunches_worker_0() -> None:
+    job = deepspeed_job(
+        elastic={"enabled": True, "minReplicas": 1, "maxReplicas": 4, "expectedReplicas": 2}
+    )
+    sim = Sim(job, ssh_key=KEY)
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0", "demo-worker-1"]
+    sim.run()
+    sim.settle()
+    sim.job["spec"]["elastic"]["expectedReplicas"] = 3
+    plan = sim.step()
+    (update,) = plan.update
+    assert update.manifest["data"]["hostfile"].count("\n") == 3
+    assert [d.name for d in plan.delete] == ["demo-worker-0"]  # relaunch with the new hostfile
+    assert "demo-worker-2" in _by(plan.create, "Pod")
+    sim.drain_deletions()
+    sim.step()
+    assert sim.status["backoffCount"] == 0  # a resize is not a restart
+
+
+def test_deepspeed_pod_group_uses_min_replicas_when_elastic() -> None:
+    job = deepspeed_job(
+        scheduler={"t9kScheduler": {"queue": "q"}},
+        elastic={"enabled": True, "minReplicas": 2, "maxReplicas": 8, "expectedReplicas": 4},
+    )
+    group = _by(Sim(job, ssh_key=KEY).step().create, "PodGroup")["demo"]
+    assert group["spec"] == {"minMember": 2, "queue": "q", "priority": 0}
+
+
+def test_deepspeed_debug_default_is_sshd() -> None:
+    plan = Sim(deepspeed_job(runMode={"debug": {"enabled": True}}), ssh_key=KEY).step()
+    c = _container(_by(plan.create, "Pod")["demo-worker-0"])
+    assert c["command"] == ["/usr/sbin/sshd", "-D"]
+    assert any(m["mountPath"] == "/root/.ssh" for m in c["volumeMounts"])  # launch by hand works
+
+
+def test_colossalai_launcher_workers_and_ssh_settings() -> None:
+    job = colossalai_job(
+        ssh={"authMountPath": "/home/u/.ssh", "sshdPath": "/opt/sshd"},
+        torchConfig={
+            "procPerWorker": 4,
+            "script": ["train.py", "--x"],
+            "extraArgs": ["--master_port=29600"],
+        },
+        replicaSpecs=[
+            {"type": "launcher", "template": {}},
+            {"type": "worker", "replicas": 2, "template": pod("worker", image="colossal:1")},
+        ],
+    )
+    plan = Sim(job, ssh_key=KEY).step()
+    pods = _by(plan.create, "Pod")
+    assert sorted(pods) == ["demo-launcher", "demo-worker-0", "demo-worker-1"]
+    launcher = _container(pods["demo-launcher"], "launcher")
+    assert launcher["image"] == "colossal:1"  # empty launcher template: the worker's image
+    assert launcher["command"][2:] == [
+        "colossalai",
+        "run",
+        "--nproc_per_node",
+        "4",
+        "--hostfile",
+        "/t9k/hostfile",
+        "--master_addr",
+        "demo-worker-0.demo",
+        "--master_port=29600",
+        "train.py",
+        "--x",
+    ]
+    worker = _container(pods["demo-worker-1"])
+    assert worker["command"] == ["/bin/sh", "/t9k/scripts/t9k-sshd.sh"]
+    assert _env(worker)["T9K_SSHD"] == "/opt/sshd"
+    assert any(m["mountPath"] == "/home/u/.ssh" for m in worker["volumeMounts"])
+    assert (
+        _by(plan.create, "ConfigMap")["demo-config"]["data"]["hostfile"]
+        == "demo-worker-0.demo\ndemo-worker-1.demo\n"
+    )
+    assert pods["demo-launcher"]["metadata"]["labels"]["job-role"] == "master"
+
+
+def test_colossalai_launcher_decides_and_workers_never_restart() -> None:
+    job = colossalai_job(
+        replicaSpecs=[
+            {"type": "launcher", "template": pod("launcher")},
+            {
+                "type": "worker",
+                "replicas": 2,
+                "template": pod("worker"),
+                "restartPolicy": {"policy": "OnFailure", "limit": 5},
+            },
+        ],
+        runPolicy={"cleanUpWorkers": True},
+    )
+    sim = Sim(job, ssh_key=KEY)
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-1", code=1)
+    plan = sim.step()
+    assert not plan.delete  # a ColossalAI worker cannot rejoin a running training
+    assert sim.phase not in ("Failed", "Succeeded")
+    sim.finish("demo-launcher")
+    plan = sim.step()
+    assert sim.phase == "Succeeded"
+    assert {d.name for d in plan.delete} == {"demo-worker-0", "demo-worker-1"}  # launcher kept
+
+
+def test_colossalai_debug_keeps_sshd_on_workers_and_sleeps_on_the_launcher() -> None:
+    plan = Sim(colossalai_job(runMode={"debug": {"enabled": True}}), ssh_key=KEY).step()
+    pods = _by(plan.create, "Pod")
+    assert _container(pods["demo-launcher"], "launcher")["command"] == ["sleep", "inf"]
+    assert _container(pods["demo-worker-0"])["command"] == bootstrap.sshd_command()
