@@ -1,0 +1,233 @@
+"""`t9k-operator`: reconcile GenericJobs, DeepSpeedJobs and ColossalAIJobs into pods.
+
+    t9k-operator --kubeconfig ~/.kube/config --namespace team-a
+    t9k-operator                                   # in a pod: in-cluster config, all namespaces
+
+Exit status: 0 after SIGTERM/SIGINT, 1 when the leader lease is lost (the Deployment restarts the
+pod, which then stands by), 2 for bad flags or when the API server cannot be reached at start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from t9k_operator import logs
+from t9k_operator.cluster import Cluster
+from t9k_operator.controller import Controller, ReconcileFn, Settings
+from t9k_operator.errors import ApiError
+from t9k_operator.health import HealthServer
+from t9k_operator.leader import LeaderElector, LeaseSettings, default_identity
+from t9k_operator.logs import fields
+from t9k_operator.resources import JOB_RESOURCES
+from t9k_sdk import __version__
+from t9k_sdk.reconcile import reconcile as core_reconcile
+
+__all__ = ["build_parser", "main"]
+
+log = logging.getLogger("t9k_operator")
+
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+EXIT_LEASE_LOST = 1
+EXIT_USAGE = 2
+
+
+def _pod_namespace() -> str:
+    """Where the Lease lives by default: $POD_NAMESPACE, the service account's, or `default`."""
+    env = os.environ.get("POD_NAMESPACE", "").strip()
+    if env:
+        return env
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or "default"
+    except OSError:
+        return "default"
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="t9k-operator",
+        description="Reconcile T9k training jobs (GenericJob, DeepSpeedJob, ColossalAIJob) into"
+        " pods, services, config maps, secrets and pod groups.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    api = parser.add_argument_group("API server")
+    api.add_argument(
+        "--kubeconfig",
+        help="kubeconfig file (default: in-cluster config inside a pod, else $KUBECONFIG or"
+        " ~/.kube/config)",
+    )
+    api.add_argument("--context", help="kubeconfig context (default: the current one)")
+    api.add_argument(
+        "--qps", type=_positive_float, default=50.0, help="API requests per second (default 50)"
+    )
+    api.add_argument(
+        "--burst", type=_positive_int, default=100, help="API request burst (default 100)"
+    )
+    work = parser.add_argument_group("reconciling")
+    work.add_argument("--namespace", help="watch only this namespace (default: all namespaces)")
+    work.add_argument(
+        "--workers", type=_positive_int, default=4, help="jobs reconciled at once (default 4)"
+    )
+    work.add_argument(
+        "--resync-seconds",
+        type=_positive_float,
+        default=300.0,
+        help="reconcile every job at least this often (default 300)",
+    )
+    election = parser.add_argument_group("leader election")
+    election.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="act only while holding the Lease (default on; --no-leader-elect for one replica)",
+    )
+    election.add_argument("--lease-name", default="t9k-operator", help="(default t9k-operator)")
+    election.add_argument(
+        "--lease-namespace",
+        help="(default: $POD_NAMESPACE, the service account's namespace, or `default`)",
+    )
+    serving = parser.add_argument_group("health and logs")
+    serving.add_argument(
+        "--health-port",
+        type=int,
+        default=8081,
+        help="port of /healthz and /readyz (default 8081; 0 picks a free one)",
+    )
+    serving.add_argument(
+        "--health-bind", default="0.0.0.0", help="address of the health server (default 0.0.0.0)"
+    )
+    serving.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="(default info)",
+    )
+    serving.add_argument(
+        "--log-format", default="text", choices=("text", "json"), help="(default text)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = None) -> int:
+    """Run the operator until SIGTERM/SIGINT. `reconcile` replaces the core (tests only)."""
+    options = build_parser().parse_args(argv)
+    logs.setup(options.log_level, options.log_format)
+    identity = default_identity()
+    lease_namespace = options.lease_namespace or _pod_namespace()
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("stopping", extra=fields(signal=signal.Signals(signum).name))
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    try:
+        cluster = Cluster.connect(
+            kubeconfig=options.kubeconfig,
+            context=options.context,
+            qps=options.qps,
+            burst=options.burst,
+            connections=len(JOB_RESOURCES) + 5 + options.workers + 4,
+            identity=identity,
+        )
+    except Exception as err:  # the client raises assorted errors for a bad kubeconfig
+        log.error("cannot load the API server configuration: %s", err)
+        return EXIT_USAGE
+    controller = Controller(
+        cluster,
+        reconcile or core_reconcile,
+        Settings(
+            namespace=options.namespace,
+            workers=options.workers,
+            resync_seconds=options.resync_seconds,
+        ),
+    )
+    elector = (
+        LeaderElector(
+            cluster,
+            LeaseSettings(name=options.lease_name, namespace=lease_namespace, identity=identity),
+        )
+        if options.leader_elect
+        else None
+    )
+
+    def readiness() -> tuple[bool, str]:
+        if elector is not None and not elector.is_leader:
+            leader = elector.holder or "none yet"
+            return True, f"standby: the leader is {leader}"
+        role = "leader" if elector is not None else "running"
+        if controller.synced():
+            return True, f"{role}: caches synced"
+        pending = ", ".join(str(i.resource) for i in controller.informers if not i.synced.is_set())
+        return False, f"{role}: caches not synced ({pending})"
+
+    try:
+        health = HealthServer(options.health_bind, options.health_port, readiness)
+    except OSError as err:
+        log.error(
+            "cannot serve health probes on %s:%s: %s", options.health_bind, options.health_port, err
+        )
+        return EXIT_USAGE
+    health.start()
+    log.info(
+        "starting",
+        extra=fields(
+            version=__version__,
+            server=cluster.server,
+            namespace=options.namespace or "(all)",
+            workers=options.workers,
+            identity=identity,
+            leader_elect=options.leader_elect,
+            lease=f"{lease_namespace}/{options.lease_name}" if elector else None,
+            health=f"{options.health_bind}:{health.port}",
+        ),
+    )
+
+    try:
+        if elector is not None and not elector.acquire(stop):
+            return 0
+        controller.start()
+        if elector is None:
+            stop.wait()
+        elif not elector.hold(stop):
+            # Another replica may act from now on: stop at once, mid-pass or not.
+            logging.shutdown()
+            os._exit(EXIT_LEASE_LOST)
+        controller.stop()
+        if elector is not None:
+            elector.release()
+    except ApiError as err:
+        log.error("%s", err)
+        return 1
+    finally:
+        health.stop()
+        cluster.close()
+    log.info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,472 @@
+"""The controller: watches and caches, a work queue of job keys, workers that run reconcile passes.
+
+    informers (jobs x3, children x5) --events--> queue of (kind, namespace, name) --> workers
+    worker pass: job from the cache -> its children from the caches -> reconcile() -> execute plan
+
+* Level-triggered: a pass looks at the whole cached state of one job, never at the event that
+  woke it, so any number of coalesced events, a periodic resync and a restart all converge.
+* Children are found through their controller owner reference (uid), events on them wake their
+  owner (`names.owner_of`).
+* A plan is carried out in the order status -> deletes -> updates -> creates -> events; Events
+  are recorded only after the status write succeeded.
+* After a pass writes, the next pass of that job waits until the caches have seen those writes
+  (client-go's "expectations"), so a pass never acts on a view older than its own last writes.
+* Errors back off exponentially per job (never a hot loop); a stale write (409) retries soon.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from t9k_operator.errors import ApiError
+from t9k_operator.informer import Informer, WatchSource, resource_version
+from t9k_operator.logs import fields
+from t9k_operator.resources import (
+    CHILD_RESOURCES,
+    CONFIG_MAPS,
+    JOB_RESOURCES,
+    POD_GROUPS,
+    PODS,
+    SECRETS,
+    SERVICES,
+    Resource,
+    resource_for,
+)
+from t9k_operator.sshkeys import generate_ssh_key
+from t9k_operator.workqueue import Backoff, WorkQueue
+from t9k_sdk.reconcile import Event, Manifest, Observed, Plan, names
+
+__all__ = [
+    "SSH_KINDS",
+    "ClusterApi",
+    "Controller",
+    "JobKey",
+    "PassResult",
+    "ReconcileFn",
+    "Settings",
+]
+
+log = logging.getLogger(__name__)
+
+JobKey = tuple[str, str, str]
+"""(kind, namespace, name) of a job."""
+
+SSH_KINDS = frozenset({"DeepSpeedJob", "ColossalAIJob"})
+"""Kinds whose pods reach each other over SSH and so need a key pair in `<job>-ssh`."""
+
+
+class ReconcileFn(Protocol):
+    """`t9k_sdk.reconcile.reconcile`: the pure core."""
+
+    def __call__(self, job: Mapping[str, Any], observed: Observed, /, *, now: datetime) -> Plan: ...
+
+
+class ClusterApi(WatchSource, Protocol):
+    """The API calls a controller makes (`cluster.Cluster` implements them)."""
+
+    def create(self, manifest: Mapping[str, Any], namespace: str) -> Manifest | None: ...
+
+    def replace(self, manifest: Mapping[str, Any], namespace: str) -> Manifest: ...
+
+    def delete(
+        self,
+        resource: Resource,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> bool: ...
+
+    def replace_status(self, job: Mapping[str, Any], status: Mapping[str, Any]) -> Manifest: ...
+
+    def record_events(self, job: Mapping[str, Any], events: Sequence[Event]) -> int: ...
+
+
+@dataclass(frozen=True)
+class Settings:
+    namespace: str | None = None
+    """Watch only this namespace; None: all namespaces."""
+    workers: int = 4
+    resync_seconds: float = 300.0
+    """Every job is reconciled at least this often, even without events."""
+    backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=300.0))
+    """Delay before retrying a job whose pass failed: doubles per failure, up to the cap."""
+    conflict_delay: float = 0.2
+    """Delay before retrying a job whose write hit a stale resourceVersion (409)."""
+    expectation_timeout: float = 30.0
+    """How long a pass waits for the caches to show the previous pass's writes."""
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """What one pass did (for logs and tests)."""
+
+    outcome: str
+    """"done", "skipped" (job gone or being deleted), "waiting" (caches behind our writes),
+    "conflict" (a stale write; retried soon)."""
+    plan: Plan | None = None
+    actions: tuple[str, ...] = ()
+
+
+@dataclass
+class _Expectations:
+    """Writes of a pass that the caches must show before the next pass of that job runs."""
+
+    deadline: float
+    present: list[tuple[Resource, str, str, str]] = field(default_factory=list)
+    """(resource, namespace, name, resourceVersion written): cached version must differ from
+    the version before (any version at all for creates)."""
+    absent: list[tuple[Resource, str, str, str]] = field(default_factory=list)
+    """(resource, namespace, name, uid) deleted: must leave the cache, change uid, or show its
+    deletionTimestamp (a graceful deletion takes the object's grace period)."""
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def job_key_str(key: JobKey) -> str:
+    return "/".join(key)
+
+
+class Controller:
+    """Reconciles the jobs of the three kinds (see the module docstring)."""
+
+    def __init__(
+        self,
+        cluster: ClusterApi,
+        reconcile: ReconcileFn,
+        settings: Settings = Settings(),
+        *,
+        ssh_keygen: Callable[[], tuple[str, str]] = generate_ssh_key,
+        now: Callable[[], datetime] = _utcnow,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.cluster = cluster
+        self.reconcile_fn = reconcile
+        self.settings = settings
+        self._ssh_keygen = ssh_keygen
+        self._now = now
+        self._clock = clock
+        self.queue: WorkQueue[JobKey] = WorkQueue(settings.backoff)
+        self.jobs: dict[str, Informer] = {
+            r.kind: Informer(cluster, r, namespace=settings.namespace, handler=self._on_job)
+            for r in JOB_RESOURCES
+        }
+        self.children: dict[str, Informer] = {
+            r.kind: Informer(
+                cluster,
+                r,
+                namespace=settings.namespace,
+                label_selector=names.MANAGED_SELECTOR,
+                handler=self._on_child,
+            )
+            for r in CHILD_RESOURCES
+        }
+        self._expect: dict[JobKey, _Expectations] = {}
+        self._expect_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.passes = 0
+
+    # --- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def informers(self) -> list[Informer]:
+        return [*self.jobs.values(), *self.children.values()]
+
+    def synced(self) -> bool:
+        """Every cache holds its first list."""
+        return all(i.synced.is_set() for i in self.informers)
+
+    def start(self) -> None:
+        """Start the watches, then (once every cache is synced) the workers and the resync."""
+        for informer in self.informers:
+            self._spawn(f"watch {informer.resource}", informer.run, self._stop)
+        self._spawn("start-workers", self._start_workers)
+
+    def _start_workers(self) -> None:
+        while not self._stop.is_set() and not self.synced():
+            self._stop.wait(0.05)
+        if self._stop.is_set():
+            return
+        log.info(
+            "caches synced; starting workers",
+            extra=fields(
+                workers=self.settings.workers,
+                jobs=sum(len(i.store) for i in self.jobs.values()),
+                children=sum(len(i.store) for i in self.children.values()),
+            ),
+        )
+        for informer in self.jobs.values():  # events before the sync already added most keys
+            for job in informer.store.objects():
+                self.queue.add(_job_key(job))
+        for n in range(self.settings.workers):
+            self._spawn(f"worker-{n}", self._work)
+        self._spawn("resync", self._resync)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop taking work, let running passes finish (up to `timeout`), close the watches."""
+        self._stop.set()
+        self.queue.shut_down()
+        for informer in self.informers:
+            informer.stop()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            if thread.name.startswith("worker-"):
+                thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _resync(self) -> None:
+        while not self._stop.wait(self.settings.resync_seconds):
+            keys = [_job_key(job) for i in self.jobs.values() for job in i.store.objects()]
+            log.debug("resync", extra=fields(jobs=len(keys)))
+            for key in keys:
+                self.queue.add(key)
+
+    def _work(self) -> None:
+        while True:
+            key = self.queue.get()
+            if key is None:
+                return
+            try:
+                self.process(key)
+            finally:
+                self.queue.done(key)
+
+    # --- events -----------------------------------------------------------------------------
+
+    def _on_job(self, _type: str, new: Manifest | None, old: Manifest | None) -> None:
+        obj = new if new is not None else old
+        if obj is not None:
+            self.queue.add(_job_key(obj))
+
+    def _on_child(self, _type: str, new: Manifest | None, old: Manifest | None) -> None:
+        keys = set()
+        for obj in (new, old):
+            if obj is None:
+                continue
+            owner = names.owner_of(obj)
+            if owner is not None:
+                namespace = str((obj.get("metadata") or {}).get("namespace") or "")
+                keys.add((owner[0], namespace, owner[1]))
+        for key in keys:
+            self.queue.add(key)
+
+    # --- one pass ---------------------------------------------------------------------------
+
+    def process(self, key: JobKey) -> None:
+        """One pass for `key` with error handling and requeueing (what a worker runs)."""
+        job_ref = job_key_str(key)
+        try:
+            result = self.reconcile_key(key)
+        except ApiError as err:
+            delay = self.queue.add_rate_limited(key)
+            log.warning(
+                "pass failed: %s",
+                err,
+                extra=fields(job=job_ref, status=err.status, retry_in=round(delay, 2)),
+            )
+            return
+        except Exception:
+            delay = self.queue.add_rate_limited(key)
+            log.exception("pass crashed", extra=fields(job=job_ref, retry_in=round(delay, 2)))
+            return
+        if result.outcome == "conflict":
+            self.queue.add_after(key, self.settings.conflict_delay)
+            return
+        self.queue.forget(key)
+        plan = result.plan
+        if plan is not None and plan.requeue_after is not None and not plan.finished:
+            self.queue.add_after(key, plan.requeue_after)
+
+    def reconcile_key(self, key: JobKey) -> PassResult:
+        """Observe, call the core, carry out the plan. Raises ApiError on a failed write."""
+        kind, namespace, name = key
+        informer = self.jobs.get(kind)
+        job = informer.store.get(namespace, name) if informer is not None else None
+        if job is None or (job.get("metadata") or {}).get("deletionTimestamp"):
+            self._clear_expectations(key)
+            return PassResult("skipped")
+        if not self._expectations_met(key):
+            return PassResult("waiting")
+        observed = self._observe(job)
+        self.passes += 1
+        plan = self.reconcile_fn(job, observed, now=self._now())
+        for note in plan.notes:
+            log.debug(note, extra=fields(job=job_key_str(key)))
+        return self.execute(key, job, plan)
+
+    def _observe(self, job: Manifest) -> Observed:
+        meta = job.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+
+        def owned(resource: Resource) -> tuple[Manifest, ...]:
+            return tuple(self.children[resource.kind].store.owned_by(uid))
+
+        secrets = owned(SECRETS)
+        ssh_key = None
+        if job.get("kind") in SSH_KINDS:
+            secret_name = names.ssh_secret_name(str(meta.get("name")))
+            cached = self.children[SECRETS.kind].store.get(str(meta.get("namespace")), secret_name)
+            if cached is None:
+                ssh_key = self._ssh_keygen()
+        return Observed(
+            pods=owned(PODS),
+            services=owned(SERVICES),
+            config_maps=owned(CONFIG_MAPS),
+            secrets=secrets,
+            pod_groups=owned(POD_GROUPS),
+            ssh_key=ssh_key,
+        )
+
+    def execute(self, key: JobKey, job: Manifest, plan: Plan) -> PassResult:
+        """Carry out `plan`: status, deletes, updates, creates, then events."""
+        namespace = key[1]
+        job_ref = job_key_str(key)
+        actions: list[str] = []
+        expect = _Expectations(deadline=self._clock() + self.settings.expectation_timeout)
+
+        def did(action: str, what: str, reason: str | None = None, **extra: Any) -> None:
+            actions.append(f"{action} {what}")
+            log.info(action, extra=fields(job=job_ref, object=what, reason=reason, **extra))
+
+        if plan.status is not None:
+            try:
+                written = self.cluster.replace_status(job, plan.status)
+            except ApiError as err:
+                if err.conflict:
+                    log.info("status write conflict; retrying", extra=fields(job=job_ref))
+                    return PassResult("conflict", plan, tuple(actions))
+                if err.not_found:
+                    return PassResult("skipped", plan, tuple(actions))
+                raise
+            job_resource = resource_for(str(job.get("apiVersion")), str(job.get("kind")))
+            expect.present.append((job_resource, namespace, key[2], resource_version(job)))
+            did(
+                "status",
+                f"{key[0]}/{key[2]}",
+                phase=(plan.status or {}).get("phase"),
+                resourceVersion=resource_version(written),
+            )
+
+        conflicts = 0
+        for deletion in plan.delete:
+            resource = resource_for(deletion.api_version, deletion.kind)
+            deleted = self.cluster.delete(
+                resource,
+                namespace,
+                deletion.name,
+                uid=deletion.uid,
+                grace_period_seconds=deletion.grace_period_seconds,
+            )
+            if deleted and deletion.uid:
+                expect.absent.append((resource, namespace, deletion.name, deletion.uid))
+            did(
+                "delete" if deleted else "delete (already gone)",
+                f"{deletion.kind}/{deletion.name}",
+                deletion.reason,
+                gracePeriodSeconds=deletion.grace_period_seconds,
+            )
+
+        for update in plan.update:
+            manifest = update.manifest
+            resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
+            obj_name = str((manifest.get("metadata") or {}).get("name"))
+            try:
+                self.cluster.replace(manifest, namespace)
+            except ApiError as err:
+                if not err.conflict:
+                    raise
+                conflicts += 1
+                did("update conflict", f"{resource.kind}/{obj_name}", update.reason)
+                continue
+            expect.present.append((resource, namespace, obj_name, resource_version(manifest)))
+            did("update", f"{resource.kind}/{obj_name}", update.reason)
+
+        for manifest in plan.create:
+            resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
+            obj_name = str((manifest.get("metadata") or {}).get("name"))
+            created = self.cluster.create(manifest, namespace)
+            if created is not None:
+                expect.present.append((resource, namespace, obj_name, ""))
+            did(
+                "create" if created is not None else "create (exists)",
+                f"{resource.kind}/{obj_name}",
+            )
+
+        if expect.present or expect.absent:
+            with self._expect_lock:
+                self._expect[key] = expect
+
+        if plan.events:
+            try:
+                self.cluster.record_events(job, plan.events)
+            except ApiError as err:  # Events are informative: never block the job on them
+                log.warning("recording events failed: %s", err, extra=fields(job=job_ref))
+            for event in plan.events:
+                actions.append(f"event {event.reason}")
+                log.info(
+                    "event",
+                    extra=fields(
+                        job=job_ref, type=event.type, reason=event.reason, message=event.message
+                    ),
+                )
+
+        return PassResult("conflict" if conflicts else "done", plan, tuple(actions))
+
+    # --- expectations -----------------------------------------------------------------------
+
+    def _expectations_met(self, key: JobKey) -> bool:
+        with self._expect_lock:
+            expect = self._expect.get(key)
+        if expect is None:
+            return True
+        if self._clock() > expect.deadline:
+            log.warning(
+                "caches did not show this job's last writes in time; reconciling anyway",
+                extra=fields(job=job_key_str(key)),
+            )
+            self._clear_expectations(key)
+            return True
+        for resource, namespace, name, before in expect.present:
+            cached = self._store(resource).get(namespace, name)
+            if cached is None or (before and resource_version(cached) == before):
+                self._requeue_at_deadline(key, expect)
+                return False
+        for resource, namespace, name, uid in expect.absent:
+            cached = self._store(resource).get(namespace, name)
+            meta = (cached or {}).get("metadata") or {}
+            if str(meta.get("uid")) == uid and not meta.get("deletionTimestamp"):
+                self._requeue_at_deadline(key, expect)
+                return False
+        self._clear_expectations(key)
+        return True
+
+    def _requeue_at_deadline(self, key: JobKey, expect: _Expectations) -> None:
+        # The watch event that fulfils the expectation wakes the job; this is the safety net.
+        self.queue.add_after(key, max(0.0, expect.deadline - self._clock()) + 0.01)
+
+    def _clear_expectations(self, key: JobKey) -> None:
+        with self._expect_lock:
+            self._expect.pop(key, None)
+
+    def _store(self, resource: Resource) -> Any:
+        informer = self.jobs.get(resource.kind) or self.children[resource.kind]
+        return informer.store
+
+
+def _job_key(job: Mapping[str, Any]) -> JobKey:
+    meta = job.get("metadata") or {}
+    return str(job.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")

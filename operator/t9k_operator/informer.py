@@ -1,0 +1,316 @@
+"""List-then-watch caches of one resource kind (client-go's reflector + store, in small).
+
+An `Informer` lists its resource, fills its `Store`, then watches from the list's
+resourceVersion with bookmarks, applying every event to the store and reporting it to a handler.
+When the watch ends (server timeout) it watches again from the last resourceVersion seen; when
+the API server says that version is gone (410, as an HTTP status or an ERROR event) it lists
+again, reporting what changed meanwhile; on any other error it waits with exponential backoff
+and tries again. A resource the server does not serve (404 on the list, e.g. no PodGroup CRD)
+counts as synced and empty, and is retried every minute.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol
+
+from t9k_operator.errors import ApiError
+from t9k_operator.resources import Resource
+from t9k_operator.workqueue import Backoff
+from t9k_sdk.reconcile import Manifest
+
+__all__ = ["Handler", "Informer", "ObjectKey", "Store", "WatchSource", "controller_uid"]
+
+log = logging.getLogger(__name__)
+
+ObjectKey = tuple[str, str]
+"""(namespace, name)."""
+
+Handler = Callable[[str, Manifest | None, Manifest | None], None]
+"""handler(event type, new object or None if deleted, old object or None if new)."""
+
+NOT_SERVED_RETRY_SECONDS = 60.0
+
+
+class WatchStreamLike(Protocol):
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class WatchSource(Protocol):
+    """What an informer needs from the API (`cluster.Cluster` has it)."""
+
+    def list(
+        self, resource: Resource, namespace: str | None = None, label_selector: str | None = None
+    ) -> Any: ...
+
+    def watch(
+        self,
+        resource: Resource,
+        namespace: str | None,
+        resource_version: str,
+        *,
+        label_selector: str | None = None,
+        timeout_seconds: int = 300,
+    ) -> WatchStreamLike: ...
+
+
+def object_key(obj: Mapping[str, Any]) -> ObjectKey:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def resource_version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def controller_uid(obj: Mapping[str, Any]) -> str | None:
+    """The uid in the object's controller owner reference, if it has one."""
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller") and ref.get("uid"):
+            return str(ref["uid"])
+    return None
+
+
+class Store:
+    """A thread-safe cache of objects by (namespace, name), indexed by controller owner uid."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._objects: dict[ObjectKey, Manifest] = {}
+        self._by_owner: dict[str, set[ObjectKey]] = {}
+
+    def get(self, namespace: str, name: str) -> Manifest | None:
+        with self._lock:
+            return self._objects.get((namespace, name))
+
+    def owned_by(self, uid: str) -> list[Manifest]:
+        """Objects whose controller owner reference has this uid."""
+        with self._lock:
+            return [self._objects[k] for k in sorted(self._by_owner.get(uid, ()))]
+
+    def objects(self) -> list[Manifest]:
+        with self._lock:
+            return list(self._objects.values())
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._objects)
+
+    def put(self, obj: Manifest) -> Manifest | None:
+        """Insert or replace; return the previous object of that key."""
+        key = object_key(obj)
+        with self._lock:
+            old = self._objects.get(key)
+            self._unindex(key, old)
+            self._objects[key] = obj
+            uid = controller_uid(obj)
+            if uid is not None:
+                self._by_owner.setdefault(uid, set()).add(key)
+            return old
+
+    def remove(self, obj: Mapping[str, Any]) -> Manifest | None:
+        key = object_key(obj)
+        with self._lock:
+            old = self._objects.pop(key, None)
+            self._unindex(key, old)
+            return old
+
+    def _unindex(self, key: ObjectKey, old: Manifest | None) -> None:
+        uid = controller_uid(old) if old is not None else None
+        if uid is not None:
+            keys = self._by_owner.get(uid)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._by_owner[uid]
+
+    def replace(
+        self, items: Iterable[Manifest]
+    ) -> list[tuple[str, Manifest | None, Manifest | None]]:
+        """Make the store hold exactly `items`; return the changes as (type, new, old):
+        ADDED for new keys, MODIFIED where the resourceVersion differs, DELETED for vanished ones.
+        """
+        changes: list[tuple[str, Manifest | None, Manifest | None]] = []
+        fresh = {object_key(o): o for o in items}
+        with self._lock:
+            old_objects = dict(self._objects)
+        for key, vanished in old_objects.items():
+            if key not in fresh:
+                self.remove(vanished)
+                changes.append(("DELETED", None, vanished))
+        for obj in fresh.values():
+            previous = self.put(obj)
+            if previous is None:
+                changes.append(("ADDED", obj, None))
+            elif resource_version(previous) != resource_version(obj):
+                changes.append(("MODIFIED", obj, previous))
+        return changes
+
+
+class Informer:
+    """List-then-watch one resource into a `Store` (see the module docstring)."""
+
+    def __init__(
+        self,
+        source: WatchSource,
+        resource: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        handler: Handler | None = None,
+        backoff: Backoff | None = None,
+        watch_timeout: tuple[int, int] = (300, 600),
+        min_watch_seconds: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.source = source
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.handler = handler
+        self.backoff = backoff or Backoff(base=0.5, cap=30.0)
+        self.watch_timeout = watch_timeout
+        self.min_watch_seconds = min_watch_seconds
+        self._clock = clock
+        self.store = Store()
+        self.synced = threading.Event()
+        """Set once the first list is in the store (or the resource turned out not to be served)."""
+        self.served = True
+        """False while the API server answers 404 for this resource."""
+        self.lists = 0
+        """How many times the informer listed (1 + re-lists)."""
+        self._stream: WatchStreamLike | None = None
+        self._stop = threading.Event()
+
+    def __str__(self) -> str:
+        where = self.namespace or "all namespaces"
+        return f"{self.resource} ({where})"
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        """List and watch until `stop` (or `self.stop()`) is set. Never raises."""
+        stop = stop or self._stop
+        self._stop = stop
+        version: str | None = None
+        failures = 0
+        while not stop.is_set():
+            try:
+                if version is None:
+                    version = self._list()
+                started, events = self._clock(), 0
+                version, events, expired = self._watch(version, stop)
+                if expired:
+                    log.info("%s: resourceVersion expired, listing again", self)
+                    version = None
+                if not expired and events == 0 and self._clock() - started < self.min_watch_seconds:
+                    failures += 1  # a watch that ends at once, again and again, is no progress
+                    stop.wait(self.backoff.delay(failures))
+                else:
+                    failures = 0
+            except ApiError as err:
+                if err.gone:
+                    log.info("%s: resourceVersion expired (%s), listing again", self, err)
+                    version = None
+                    continue
+                if err.not_found and version is None:
+                    if self.served:
+                        log.warning(
+                            "%s is not served by the API server (is its CRD installed?);"
+                            " treating it as empty and retrying every %.0fs",
+                            self,
+                            NOT_SERVED_RETRY_SECONDS,
+                        )
+                    self.served = False
+                    self.synced.set()
+                    stop.wait(NOT_SERVED_RETRY_SECONDS)
+                    continue
+                failures += 1
+                delay = self.backoff.delay(failures)
+                log.warning("%s: %s; retrying in %.1fs", self, err, delay)
+                stop.wait(delay)
+            except Exception:
+                failures += 1
+                delay = self.backoff.delay(failures)
+                log.exception("%s: unexpected error; retrying in %.1fs", self, delay)
+                stop.wait(delay)
+
+    def stop(self) -> None:
+        """Stop `run()` soon: closes the open watch."""
+        self._stop.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+
+    def _list(self) -> str:
+        result = self.source.list(self.resource, self.namespace, self.label_selector)
+        self.lists += 1
+        changes = self.store.replace(result.items)
+        if not self.served:
+            log.info("%s is served again", self)
+        self.served = True
+        self.synced.set()
+        for change in changes:
+            self._notify(*change)
+        return str(result.resource_version)
+
+    def _watch(self, version: str, stop: threading.Event) -> tuple[str, int, bool]:
+        """Watch from `version`; return (last version, events seen, expired?)."""
+        low, high = self.watch_timeout
+        stream = self.source.watch(
+            self.resource,
+            self.namespace,
+            version,
+            label_selector=self.label_selector,
+            timeout_seconds=random.randint(low, high),
+        )
+        self._stream = stream
+        events = 0
+        try:
+            for event in stream:
+                if stop.is_set():
+                    break
+                events += 1
+                kind, obj = str(event.type), event.object
+                if kind == "ERROR":
+                    code = int(obj.get("code") or 0)
+                    if code == 410:
+                        return version, events, True
+                    raise ApiError(
+                        code,
+                        str(obj.get("reason") or ""),
+                        str(obj.get("message") or ""),
+                        what=f"watch {self.resource}",
+                    )
+                new_version = resource_version(obj) or version
+                if kind == "BOOKMARK":
+                    version = new_version
+                    continue
+                if kind in ("ADDED", "MODIFIED"):
+                    obj = {
+                        "apiVersion": self.resource.api_version,
+                        "kind": self.resource.kind,
+                        **obj,
+                    }
+                    old = self.store.put(obj)
+                    self._notify(kind, obj, old)
+                elif kind == "DELETED":
+                    old = self.store.remove(obj)
+                    self._notify(kind, None, old or obj)
+                version = new_version
+        finally:
+            self._stream = None
+            stream.close()
+        return version, events, False
+
+    def _notify(self, kind: str, new: Manifest | None, old: Manifest | None) -> None:
+        if self.handler is None:
+            return
+        try:
+            self.handler(kind, new, old)
+        except Exception:
+            log.exception("%s: event handler failed", self)

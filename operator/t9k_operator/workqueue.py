@@ -1,0 +1,163 @@
+"""The work queue of job keys: coalescing, one worker per key, delays and error backoff.
+
+The semantics are client-go's `workqueue`:
+
+* `add(key)` while the key waits changes nothing (repeated adds coalesce into one pass);
+* a key is handed to at most one worker at a time: `add(key)` while it is being processed
+  marks it dirty, and `done(key)` puts it back in line, so the change is never lost;
+* `add_after(key, delay)` adds it later (the earliest of several requested times wins);
+* `add_rate_limited(key)` adds it after an exponential backoff per key, reset by `forget(key)`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+__all__ = ["Backoff", "WorkQueue"]
+
+K = TypeVar("K", bound=Hashable)
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff: `base * 2**(failures-1)`, capped at `cap` seconds."""
+
+    base: float = 0.5
+    cap: float = 300.0
+
+    def delay(self, failures: int) -> float:
+        if failures <= 0:
+            return 0.0
+        return min(self.cap, self.base * 2.0 ** min(failures - 1, 62))
+
+
+class WorkQueue(Generic[K]):
+    """A thread-safe queue of keys (see the module docstring). `get()` returns None on shutdown."""
+
+    def __init__(
+        self, backoff: Backoff | None = None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.backoff = backoff or Backoff()
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._queue: deque[K] = deque()
+        self._dirty: set[K] = set()
+        self._processing: set[K] = set()
+        self._waiting: dict[K, float] = {}
+        self._heap: list[tuple[float, int, K]] = []
+        self._seq = itertools.count()
+        self._failures: dict[K, int] = {}
+        self._shutdown = False
+
+    def add(self, key: K) -> None:
+        with self._cond:
+            self._add_locked(key)
+
+    def _add_locked(self, key: K) -> None:
+        if self._shutdown or key in self._dirty:
+            return
+        self._dirty.add(key)
+        if key not in self._processing:
+            self._queue.append(key)
+            self._cond.notify()
+
+    def add_after(self, key: K, delay: float) -> None:
+        """Add `key` once `delay` seconds have passed (at once if `delay` <= 0)."""
+        if delay <= 0:
+            self.add(key)
+            return
+        with self._cond:
+            if self._shutdown:
+                return
+            when = self._clock() + delay
+            if key in self._waiting and self._waiting[key] <= when:
+                return
+            self._waiting[key] = when
+            heapq.heappush(self._heap, (when, next(self._seq), key))
+            self._cond.notify()
+
+    def add_rate_limited(self, key: K) -> float:
+        """Add `key` after its backoff delay (longer after each failure); return the delay."""
+        with self._cond:
+            failures = self._failures.get(key, 0) + 1
+            self._failures[key] = failures
+        delay = self.backoff.delay(failures)
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: K) -> None:
+        """The key succeeded: its next failure starts the backoff from the beginning."""
+        with self._cond:
+            self._failures.pop(key, None)
+
+    def failures(self, key: K) -> int:
+        with self._cond:
+            return self._failures.get(key, 0)
+
+    def _promote_due_locked(self) -> float | None:
+        """Move due delayed keys into the queue; return seconds until the next one is due."""
+        now = self._clock()
+        while self._heap:
+            when, _, key = self._heap[0]
+            if self._waiting.get(key) != when:  # superseded by an earlier add_after
+                heapq.heappop(self._heap)
+                continue
+            if when > now:
+                return when - now
+            heapq.heappop(self._heap)
+            del self._waiting[key]
+            self._add_locked(key)
+        return None
+
+    def get(self, timeout: float | None = None) -> K | None:
+        """The next key to process (the caller must call `done(key)` after); None on shutdown
+        or when `timeout` seconds pass without one."""
+        deadline = None if timeout is None else self._clock() + timeout
+        with self._cond:
+            while True:
+                if self._shutdown:
+                    return None
+                next_due = self._promote_due_locked()
+                if self._queue:
+                    key = self._queue.popleft()
+                    self._processing.add(key)
+                    self._dirty.discard(key)
+                    return key
+                wait = next_due
+                if deadline is not None:
+                    left = deadline - self._clock()
+                    if left <= 0:
+                        return None
+                    wait = left if wait is None else min(wait, left)
+                self._cond.wait(wait)
+
+    def done(self, key: K) -> None:
+        """Processing of `key` finished; if it was added meanwhile, it goes back in line."""
+        with self._cond:
+            self._processing.discard(key)
+            if key in self._dirty:
+                self._queue.append(key)
+                self._cond.notify()
+
+    def shut_down(self) -> None:
+        """Wake every `get()` with None; later adds are ignored."""
+        with self._cond:
+            self._shutdown = True
+            self._cond.notify_all()
+
+    def __len__(self) -> int:
+        """Keys ready to be handed out now (not counting delayed or in-process ones)."""
+        with self._cond:
+            return len(self._queue)
+
+    @property
+    def processing(self) -> frozenset[K]:
+        with self._cond:
+            return frozenset(self._processing)
