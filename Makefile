@@ -48,8 +48,12 @@ cluster-up: $(STAMP) binaries ## Start (or reuse) the local control plane in .cl
 cluster-down: ## Stop the local control plane and remove .cluster/
 	$(BIN)/python tools/cluster.py down
 
+.PHONY: system-packages
+system-packages: ## Install the Debian packages the tests need (openssh-server, iproute2) if missing
+	tools/ensure-system-packages.sh
+
 .PHONY: test
-test: lint binaries ## Everything CI runs: lint, then all tests including the real control plane
+test: lint binaries system-packages ## Everything CI runs: lint, then all tests including the real control plane
 	export T9K_REQUIRE_CLUSTER=1; $(BIN)/python -m pytest
 
 .PHONY: unit

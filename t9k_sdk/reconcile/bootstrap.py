@@ -77,7 +77,7 @@ hostfile="${T9K_HOSTFILE:-/t9k/hostfile}"
 timeout="${T9K_BARRIER_TIMEOUT:-600}"
 ssh_dir="${T9K_SSH_DIR:-/root/.ssh}"
 fail() {
-  printf 't9k bootstrap: %s\n' "$1" >/dev/termination-log 2>/dev/null || true
+  printf 't9k bootstrap: %s\n' "$1" >"${T9K_TERMINATION_LOG:-/dev/termination-log}" 2>/dev/null || true
   printf 't9k bootstrap: %s\n' "$1" >&2
   exit 124
 }
