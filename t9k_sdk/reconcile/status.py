@@ -98,7 +98,16 @@ def _failure(
                 None,
             )
         if code is not None:
-            return "ErrorInPod", f"Pod[{name}] exited with error code {code}"
+            detail = next(
+                (
+                    str(c["message"]).strip()
+                    for c in entry.get("containers") or ()
+                    if c.get("exitCode") == code and c.get("message")
+                ),
+                "",
+            )
+            suffix = f": {detail}" if detail else ""
+            return "ErrorInPod", f"Pod[{name}] exited with error code {code}{suffix}"
         reason = pod.failure_reason if pod else None
         return "ErrorInPod", f"Pod[{name}] failed" + (f": {reason}" if reason else "")
     return None

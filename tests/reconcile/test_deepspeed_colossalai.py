@@ -331,3 +331,21 @@ def test_colossalai_debug_keeps_sshd_on_workers_and_sleeps_on_the_launcher() -> 
     pods = _by(plan.create, "Pod")
     assert _container(pods["demo-launcher"], "launcher")["command"] == ["sleep", "inf"]
     assert _container(pods["demo-worker-0"])["command"] == bootstrap.sshd_command()
+
+
+def test_barrier_timeout_message_reaches_the_replica_failure_condition() -> None:
+    job = deepspeed_job(runPolicy={"backoffLimit": 0})
+    sim = Sim(job, ssh_key=KEY)
+    sim.step()
+    sim.run()
+    sim.finish("demo-worker-0", code=bootstrap.BARRIER_EXIT_CODE)
+    message = "t9k bootstrap: worker demo-worker-1.demo: sshd did not answer within 600s"
+    sim.pods["demo-worker-0"]["status"]["containerStatuses"][0]["state"]["terminated"][
+        "message"
+    ] = message
+    sim.step()
+    assert sim.phase == "Failed"
+    assert (
+        sim.condition("ReplicaFailure")["message"]
+        == f"Pod[demo-worker-0] exited with error code 124: {message}"
+    )
