@@ -11,7 +11,7 @@
   are recorded only after the status write succeeded.
 * After a pass writes, the next pass of that job waits until the caches have seen those writes
   (client-go's "expectations"), so a pass never acts on a view older than its own last writes.
-* Errors back off exponentially per job (never a hot loop); a stale write (409) retries soon.
+* Errors and stale writes (409) back off exponentially per job (never a hot loop).
 """
 
 from __future__ import annotations
@@ -98,8 +98,6 @@ class Settings:
     """Every job is reconciled at least this often, even without events."""
     backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=300.0))
     """Delay before retrying a job whose pass failed: doubles per failure, up to the cap."""
-    conflict_delay: float = 0.2
-    """Delay before retrying a job whose write hit a stale resourceVersion (409)."""
     expectation_timeout: float = 30.0
     """How long a pass waits for the caches to show the previous pass's writes."""
 
@@ -283,8 +281,8 @@ class Controller:
             delay = self.queue.add_rate_limited(key)
             log.exception("pass crashed", extra=fields(job=job_ref, retry_in=round(delay, 2)))
             return
-        if result.outcome == "conflict":
-            self.queue.add_after(key, self.settings.conflict_delay)
+        if result.outcome == "conflict":  # stale cache: the watch brings the news; back off a bit
+            self.queue.add_rate_limited(key)
             return
         self.queue.forget(key)
         plan = result.plan

@@ -185,6 +185,8 @@ class Informer:
         """False while the API server answers 404 for this resource."""
         self.lists = 0
         """How many times the informer listed (1 + re-lists)."""
+        self.version: str | None = None
+        """Where the next watch starts; None: list first."""
         self._stream: WatchStreamLike | None = None
         self._stop = threading.Event()
 
@@ -196,17 +198,17 @@ class Informer:
         """List and watch until `stop` (or `self.stop()`) is set. Never raises."""
         stop = stop or self._stop
         self._stop = stop
-        version: str | None = None
+        self.version = None
         failures = 0
         while not stop.is_set():
             try:
-                if version is None:
-                    version = self._list()
-                started, events = self._clock(), 0
-                version, events, expired = self._watch(version, stop)
+                if self.version is None:
+                    self.version = self._list()
+                started = self._clock()
+                events, expired = self._watch(self.version, stop)
                 if expired:
                     log.info("%s: resourceVersion expired, listing again", self)
-                    version = None
+                    self.version = None
                 if not expired and events == 0 and self._clock() - started < self.min_watch_seconds:
                     failures += 1  # a watch that ends at once, again and again, is no progress
                     stop.wait(self.backoff.delay(failures))
@@ -215,9 +217,9 @@ class Informer:
             except ApiError as err:
                 if err.gone:
                     log.info("%s: resourceVersion expired (%s), listing again", self, err)
-                    version = None
+                    self.version = None
                     continue
-                if err.not_found and version is None:
+                if err.not_found and self.version is None:
                     if self.served:
                         log.warning(
                             "%s is not served by the API server (is its CRD installed?);"
@@ -258,8 +260,9 @@ class Informer:
             self._notify(*change)
         return str(result.resource_version)
 
-    def _watch(self, version: str, stop: threading.Event) -> tuple[str, int, bool]:
-        """Watch from `version`; return (last version, events seen, expired?)."""
+    def _watch(self, version: str, stop: threading.Event) -> tuple[int, bool]:
+        """Watch from `version`, keeping `self.version` at the last one seen (so a broken
+        watch resumes there); return (events seen, expired?)."""
         low, high = self.watch_timeout
         stream = self.source.watch(
             self.resource,
@@ -279,16 +282,16 @@ class Informer:
                 if kind == "ERROR":
                     code = int(obj.get("code") or 0)
                     if code == 410:
-                        return version, events, True
+                        return events, True
                     raise ApiError(
                         code,
                         str(obj.get("reason") or ""),
                         str(obj.get("message") or ""),
                         what=f"watch {self.resource}",
                     )
-                new_version = resource_version(obj) or version
+                new_version = resource_version(obj) or self.version
                 if kind == "BOOKMARK":
-                    version = new_version
+                    self.version = new_version
                     continue
                 if kind in ("ADDED", "MODIFIED"):
                     obj = {
@@ -301,11 +304,11 @@ class Informer:
                 elif kind == "DELETED":
                     old = self.store.remove(obj)
                     self._notify(kind, None, old or obj)
-                version = new_version
+                self.version = new_version
         finally:
             self._stream = None
             stream.close()
-        return version, events, False
+        return events, False
 
     def _notify(self, kind: str, new: Manifest | None, old: Manifest | None) -> None:
         if self.handler is None:

@@ -160,15 +160,13 @@ class LeaderElector:
 
     def _observe(self, lease: Mapping[str, Any], now: float) -> None:
         spec = lease.get("spec") or {}
-        record = tuple(
-            spec.get(k)
-            for k in (
-                "holderIdentity",
-                "leaseDurationSeconds",
-                "acquireTime",
-                "renewTime",
-                "leaseTransitions",
-            )
+        # Any write changes the resourceVersion: a renewal counts even with a coarse clock.
+        record = (
+            (lease.get("metadata") or {}).get("resourceVersion"),
+            *(
+                spec.get(k)
+                for k in ("holderIdentity", "leaseDurationSeconds", "renewTime", "leaseTransitions")
+            ),
         )
         if record != self._observed:
             self._observed = record

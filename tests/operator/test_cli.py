@@ -1,0 +1,138 @@
+"""Flags, probes and log lines: what an admin running `t9k-operator` sees."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import signal
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from t9k_operator import cli, logs
+from t9k_operator.health import HealthServer
+
+
+def test_flag_defaults() -> None:
+    options = cli.build_parser().parse_args([])
+    assert (options.workers, options.qps, options.burst) == (4, 50.0, 100)
+    assert options.resync_seconds == 300.0
+    assert options.leader_elect is True
+    assert (options.lease_name, options.lease_namespace) == ("t9k-operator", None)
+    assert (options.health_port, options.health_bind) == (8081, "0.0.0.0")
+    assert options.namespace is None  # all namespaces
+    assert cli.build_parser().parse_args(["--no-leader-elect"]).leader_elect is False
+
+
+@pytest.mark.parametrize(
+    "argv", [["--workers", "0"], ["--qps", "0"], ["--burst", "-1"], ["--log-format", "xml"]]
+)
+def test_nonsense_flags_exit_with_usage_status(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.build_parser().parse_args(argv)
+    assert info.value.code == 2
+    assert argv[0] in capsys.readouterr().err
+
+
+def test_lease_namespace_comes_from_the_pod_then_the_service_account_then_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    sa_file = tmp_path / "namespace"
+    monkeypatch.setattr(cli, "SERVICE_ACCOUNT_NAMESPACE", sa_file)
+    monkeypatch.delenv("POD_NAMESPACE", raising=False)
+    assert cli._pod_namespace() == "default"
+    sa_file.write_text("from-sa\n")
+    assert cli._pod_namespace() == "from-sa"
+    monkeypatch.setenv("POD_NAMESPACE", "from-env")
+    assert cli._pod_namespace() == "from-env"
+
+
+@pytest.fixture
+def restore_process_state() -> Iterator[None]:
+    """`cli.main` configures the root logger and the signal handlers: put them back."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+@pytest.mark.usefixtures("restore_process_state")
+def test_a_bad_kubeconfig_exits_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope.yaml"
+    code = cli.main(
+        ["--kubeconfig", str(missing), "--health-port", "0", "--health-bind", "127.0.0.1"]
+    )
+    assert code == cli.EXIT_USAGE
+    assert "cannot load the API server configuration" in capsys.readouterr().err
+
+
+@pytest.fixture
+def health() -> Iterator[tuple[HealthServer, list[tuple[bool, str]]]]:
+    state = [(False, "leader: caches not synced (pods)")]
+    server = HealthServer("127.0.0.1", 0, lambda: state[0])
+    server.start()
+    yield server, state
+    server.stop()
+
+
+def fetch(server: HealthServer, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{path}", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_probes_say_alive_and_whether_ready(
+    health: tuple[HealthServer, list[tuple[bool, str]]],
+) -> None:
+    server, state = health
+    assert fetch(server, "/healthz") == (200, "ok\n")
+    assert fetch(server, "/readyz") == (503, "leader: caches not synced (pods)\n")
+    state[0] = (True, "standby: the leader is other-pod")
+    assert fetch(server, "/readyz") == (200, "standby: the leader is other-pod\n")
+    assert fetch(server, "/metrics")[0] == 404
+
+
+def log_line(fmt: str) -> str:
+    stream = io.StringIO()
+    logs.setup("info", fmt, stream)  # type: ignore[arg-type]
+    try:
+        logging.getLogger("t9k_operator.controller").info(
+            "create",
+            extra=logs.fields(
+                job="GenericJob/ns/demo", object="Pod/demo-worker-0", reason="needs a pod"
+            ),
+        )
+    finally:
+        logging.getLogger().handlers.clear()
+    return stream.getvalue()
+
+
+def test_text_logs_have_one_line_per_action_with_the_job_key() -> None:
+    line = log_line("text")
+    assert line.count("\n") == 1
+    assert (
+        'INFO  controller: create job=GenericJob/ns/demo object=Pod/demo-worker-0 reason="needs a pod"'
+        in line
+    )
+
+
+def test_json_logs_are_one_object_per_line() -> None:
+    data = json.loads(log_line("json"))
+    assert data["msg"] == "create"
+    assert data["job"] == "GenericJob/ns/demo"
+    assert data["level"] == "info"
+    assert data["logger"] == "controller"

@@ -1,0 +1,311 @@
+"""The API layer, against a recording stand-in for `kubernetes.client.ApiClient`.
+
+Also checks the install's ClusterRole against the requests the operator really makes: every rule
+is used, and every request is allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from kubernetes.client.exceptions import ApiException
+
+from t9k_operator.cluster import Cluster
+from t9k_operator.controller import Controller
+from t9k_operator.errors import ApiError
+from t9k_operator.leader import LeaderElector, LeaseSettings
+from t9k_operator.resources import CHILD_RESOURCES, JOB_RESOURCES, PODS
+from t9k_sdk.install import cluster_role_rules, install_manifests
+from t9k_sdk.reconcile import Deletion, Event, Plan, Update
+from tests.operator.fakes import job
+
+
+class Response:
+    def __init__(self, data: Any, chunks: list[bytes] | None = None) -> None:
+        self.data = json.dumps(data).encode()
+        self.status = 200
+        self.reason = "OK"
+        self._chunks = chunks or []
+
+    def stream(self, amt: Any = None, decode_content: bool = False) -> Iterator[bytes]:
+        yield from self._chunks
+
+    def release_conn(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass
+
+    def getheaders(self) -> dict[str, str]:
+        return {}
+
+
+def status_error(code: int, reason: str, message: str = "") -> ApiException:
+    response = Response({"kind": "Status", "code": code, "reason": reason, "message": message})
+    response.status, response.reason = code, reason
+    return ApiException(http_resp=response)
+
+
+class FakeApiClient:
+    """Answers like the API server for the calls `Cluster` makes; records (method, path, query)."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, dict[str, str], Any]] = []
+        self.errors: dict[tuple[str, str], ApiException] = {}
+        self.objects: dict[str, dict[str, Any]] = {}
+        self.watch_chunks: list[bytes] = []
+
+    def call_api(
+        self,
+        path: str,
+        method: str,
+        *,
+        query_params: list[tuple[str, str]],
+        body: Any = None,
+        **_: Any,
+    ) -> Response:
+        query = dict(query_params)
+        self.requests.append((method, path, query, body))
+        error = self.errors.get((method, path))
+        if error is not None:
+            raise error
+        if method == "GET" and query.get("watch") == "true":
+            return Response({}, self.watch_chunks)
+        if method == "GET":
+            if path in self.objects:
+                return Response(self.objects[path])
+            if "/leases/" in path:
+                raise status_error(404, "NotFound")
+            return Response(
+                {
+                    "items": [{"metadata": {"name": "x", "namespace": "ns"}}],
+                    "metadata": {"resourceVersion": "42"},
+                }
+            )
+        if method in ("POST", "PUT"):
+            stored = {
+                **body,
+                "metadata": {**body["metadata"], "resourceVersion": str(len(self.requests))},
+            }
+            name = stored["metadata"].get("name", "")
+            key = path if method == "PUT" else f"{path}/{name}"
+            self.objects[key.removesuffix("/status")] = stored
+            return Response(stored)
+        return Response(body or {})
+
+
+@pytest.fixture
+def api() -> FakeApiClient:
+    return FakeApiClient()
+
+
+@pytest.fixture
+def cluster(api: FakeApiClient) -> Cluster:
+    return Cluster(api, identity="op-1")
+
+
+def test_list_items_come_back_as_whole_objects_with_the_collection_version(
+    api: FakeApiClient, cluster: Cluster
+) -> None:
+    result = cluster.list(PODS, "ns", "a=b")
+    assert result.resource_version == "42"
+    assert result.items == [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace": "ns"}}
+    ]
+    method, path, query, _ = api.requests[0]
+    assert (method, path, query["labelSelector"]) == ("GET", "/api/v1/namespaces/ns/pods", "a=b")
+
+
+def test_watch_decodes_events_split_across_chunks(api: FakeApiClient, cluster: Cluster) -> None:
+    lines = b'{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}\n'
+    api.watch_chunks = [lines[:10], lines[10:60], lines[60:]]
+    events = list(cluster.watch(PODS, None, "5"))
+    assert [(e.type, e.object["metadata"]) for e in events] == [
+        ("ADDED", {"name": "a"}),
+        ("BOOKMARK", {"resourceVersion": "9"}),
+    ]
+    _, path, query, _ = api.requests[0]
+    assert path == "/api/v1/pods"
+    assert (query["resourceVersion"], query["allowWatchBookmarks"]) == ("5", "true")
+
+
+def test_create_of_an_existing_object_is_not_an_error(api: FakeApiClient, cluster: Cluster) -> None:
+    api.errors[("POST", "/api/v1/namespaces/ns/pods")] = status_error(
+        409, "AlreadyExists", 'pods "p" already exists'
+    )
+    assert (
+        cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}, "ns") is None
+    )
+
+
+def test_a_stale_replace_raises_a_conflict(api: FakeApiClient, cluster: Cluster) -> None:
+    api.errors[("PUT", "/api/v1/namespaces/ns/services/s")] = status_error(
+        409, "Conflict", "the object has been modified"
+    )
+    with pytest.raises(ApiError) as info:
+        cluster.replace(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s", "resourceVersion": "3"},
+            },
+            "ns",
+        )
+    assert info.value.conflict
+    assert "the object has been modified" in str(info.value)
+
+
+def test_delete_sends_the_uid_precondition_and_grace_period_and_tolerates_gone_objects(
+    api: FakeApiClient, cluster: Cluster
+) -> None:
+    assert cluster.delete(PODS, "ns", "p", uid="u1", grace_period_seconds=0)
+    body = api.requests[0][3]
+    assert body["preconditions"] == {"uid": "u1"}
+    assert body["gracePeriodSeconds"] == 0
+    api.errors[("DELETE", "/api/v1/namespaces/ns/pods/gone")] = status_error(404, "NotFound")
+    assert cluster.delete(PODS, "ns", "gone", uid="u1") is False
+    api.errors[("DELETE", "/api/v1/namespaces/ns/pods/reborn")] = status_error(
+        409, "Conflict", "Precondition failed: UID in precondition"
+    )
+    assert cluster.delete(PODS, "ns", "reborn", uid="u1") is False
+
+
+def test_status_is_written_to_the_subresource_with_the_jobs_resource_version(
+    api: FakeApiClient, cluster: Cluster
+) -> None:
+    cluster.replace_status(job(rv="77"), {"phase": "Running"})
+    method, path, _, body = api.requests[0]
+    assert (method, path) == (
+        "PUT",
+        "/apis/batch.tensorstack.dev/v1beta1/namespaces/ns/genericjobs/demo/status",
+    )
+    assert body["metadata"]["resourceVersion"] == "77"
+    assert body["status"] == {"phase": "Running"}
+
+
+def test_connection_failures_become_api_errors_with_status_0(
+    api: FakeApiClient, cluster: Cluster
+) -> None:
+    api.errors[("GET", "/api/v1/pods")] = ApiException(status=0, reason="ConnectionRefused")
+    with pytest.raises(ApiError) as info:
+        cluster.list(PODS)
+    assert info.value.status == 0
+
+
+def test_identical_consecutive_events_are_recorded_once_with_their_count(
+    api: FakeApiClient, cluster: Cluster
+) -> None:
+    created = Event("Normal", "SuccessfulCreatePod", "Created pod: demo-worker-0")
+    running = Event("Normal", "Running", "The job is running.")
+    writes = cluster.record_events(
+        job(uid="u-1"), [created, created, running], now=datetime(2025, 1, 1, tzinfo=UTC)
+    )
+    assert writes == 2
+    first = api.requests[0][3]
+    assert (first["reason"], first["count"], first["type"]) == ("SuccessfulCreatePod", 2, "Normal")
+    assert first["involvedObject"]["uid"] == "u-1"
+    assert first["involvedObject"]["kind"] == "GenericJob"
+    assert (first["reportingComponent"], first["reportingInstance"]) == ("t9k-operator", "op-1")
+    assert first["source"] == {"component": "t9k-operator"}
+
+
+def test_a_repeated_event_bumps_the_existing_events_count(
+    api: FakeApiClient, cluster: Cluster
+) -> None:
+    pending = Event("Warning", "Unschedulable", "0/4 nodes are available")
+    cluster.record_events(job(), [pending])
+    cluster.record_events(job(), [pending])
+    (m1, _, _, _), (m2, path, _, patch) = api.requests
+    assert (m1, m2) == ("POST", "PATCH")
+    assert path.startswith("/api/v1/namespaces/ns/events/demo.")
+    assert patch["count"] == 2
+
+
+# --- the ClusterRole against the requests made --------------------------------------------------
+
+_PATH = re.compile(
+    r"^/(?:api/(?P<core>v1)|apis/(?P<group>[^/]+)/(?P<version>[^/]+))"
+    r"(?:/namespaces/[^/]+)?/(?P<resource>[^/]+)(?:/(?P<name>[^/]+)(?:/(?P<sub>[^/]+))?)?$"
+)
+
+
+def permission(method: str, path: str, query: dict[str, str]) -> tuple[str, str, str]:
+    match = _PATH.match(path)
+    assert match, path
+    group = match["group"] or ""
+    resource = match["resource"] + (f"/{match['sub']}" if match["sub"] else "")
+    verb = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method)
+    if verb is None:
+        verb = "watch" if query.get("watch") == "true" else ("get" if match["name"] else "list")
+    return group, resource, verb
+
+
+def granted() -> set[tuple[str, str, str]]:
+    return {
+        (group, resource, verb)
+        for rule in cluster_role_rules()
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+
+
+IMPLIED = {("batch.tensorstack.dev", f"{r.plural}/finalizers", "update") for r in JOB_RESOURCES}
+"""Not a request of ours: the OwnerReferencesPermissionEnforcement admission plugin requires it
+to create children whose owner reference sets blockOwnerDeletion (the core sets it)."""
+
+
+def operator_requests(api: FakeApiClient) -> set[tuple[str, str, str]]:
+    """Drive the real code paths: the controller's informers and a pass with every kind of
+    action on every child kind, events twice, and leader election twice."""
+    cluster = Cluster(api, identity="op-1")
+    controller = Controller(cluster, lambda *a, **k: Plan())
+    for informer in controller.informers:
+        informer._list()
+        informer._watch("1", informer._stop)
+    the_job = job()
+    children = [
+        {
+            "apiVersion": r.api_version,
+            "kind": r.kind,
+            "metadata": {"name": f"demo-{r.plural}", "resourceVersion": "1"},
+        }
+        for r in CHILD_RESOURCES
+    ]
+    plan = Plan(
+        status={"phase": "Running"},
+        delete=tuple(
+            Deletion(c["apiVersion"], c["kind"], c["metadata"]["name"], "uid", "test")
+            for c in children
+        ),
+        update=tuple(Update(c, "test") for c in children),
+        create=tuple(children),
+        events=(Event("Normal", "Running", "The job is running."),),
+    )
+    for kind in ("GenericJob", "DeepSpeedJob", "ColossalAIJob"):
+        controller.execute((kind, "ns", "demo"), {**the_job, "kind": kind}, plan)
+        controller.execute((kind, "ns", "demo"), {**the_job, "kind": kind}, plan)
+    elector = LeaderElector(cluster, LeaseSettings(namespace="ns", identity="op-1"))
+    assert elector.try_acquire_or_renew()
+    assert elector.try_acquire_or_renew()
+    return {permission(m, p, q) for m, p, q, _ in api.requests}
+
+
+def test_the_cluster_role_grants_exactly_what_the_operator_requests(api: FakeApiClient) -> None:
+    used = operator_requests(api)
+    assert used - granted() == set(), "requests the ClusterRole does not allow"
+    assert granted() - used - IMPLIED == set(), "permissions the operator never uses"
+
+
+def test_the_cluster_role_has_no_wildcards() -> None:
+    role = next(m for m in install_manifests() if m["kind"] == "ClusterRole")
+    for rule in role["rules"]:
+        for key in ("apiGroups", "resources", "verbs"):
+            assert all("*" not in value for value in rule[key]), rule
+        assert "resourceNames" not in rule
+        assert "nonResourceURLs" not in rule

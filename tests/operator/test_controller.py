@@ -1,0 +1,233 @@
+"""Reconcile passes: what the controller observes, the order it acts in, and how it retries."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from t9k_operator.controller import Controller, Settings
+from t9k_operator.errors import ApiError
+from t9k_operator.workqueue import Backoff
+from t9k_sdk.reconcile import Deletion, Event, Observed, Plan, Update
+from tests.operator.fakes import FakeCluster, child, job
+
+NOW = datetime(2025, 1, 1, tzinfo=UTC)
+KEY = ("GenericJob", "ns", "demo")
+
+
+class Core:
+    """A stand-in for the pure core: returns `plan` and remembers what it was shown."""
+
+    def __init__(self, plan: Plan | None = None) -> None:
+        self.plan = plan or Plan()
+        self.seen: list[tuple[Mapping[str, Any], Observed]] = []
+
+    def __call__(self, job: Mapping[str, Any], observed: Observed, /, *, now: datetime) -> Plan:
+        assert now == NOW
+        self.seen.append((job, observed))
+        return self.plan
+
+
+def make(plan: Plan | None = None, **settings: Any) -> tuple[Controller, FakeCluster, Core]:
+    cluster, core = FakeCluster(), Core(plan)
+    controller = Controller(
+        cluster,
+        core,
+        Settings(**settings),
+        ssh_keygen=lambda: ("PRIVATE", "ssh-ed25519 AAAA test"),
+        now=lambda: NOW,
+    )
+    return controller, cluster, core
+
+
+def pod_manifest(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}}
+
+
+FULL_PLAN = Plan(
+    status={"phase": "Running"},
+    delete=(Deletion("v1", "Pod", "demo-worker-3", "u3", "scaled down"),),
+    update=(
+        Update(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "demo-worker-0", "resourceVersion": "7"},
+            },
+            "ports changed",
+        ),
+    ),
+    create=(pod_manifest("demo-worker-0"), pod_manifest("demo-worker-1")),
+    events=(Event("Normal", "Running", "The job is running."),),
+)
+
+
+def test_a_plan_is_carried_out_status_first_then_deletes_updates_creates_and_events() -> None:
+    controller, cluster, _ = make(FULL_PLAN)
+    controller.jobs["GenericJob"].store.put(job())
+    result = controller.reconcile_key(KEY)
+    assert result.outcome == "done"
+    assert cluster.calls == [
+        ("status", "Running"),
+        ("delete", "Pod/demo-worker-3"),
+        ("update", "Service/demo-worker-0"),
+        ("create", "Pod/demo-worker-0"),
+        ("create", "Pod/demo-worker-1"),
+        ("events", "Running"),
+    ]
+
+
+def test_a_stale_status_write_stops_the_pass_before_any_child_is_touched_or_event_recorded() -> (
+    None
+):
+    controller, cluster, _ = make(FULL_PLAN, backoff=Backoff(base=0.01, cap=1.0))
+    controller.jobs["GenericJob"].store.put(job())
+    cluster.fail["status"] = ApiError(409, "Conflict", "the object has been modified")
+    controller.process(KEY)
+    assert cluster.calls == [("status", "Running")]
+    assert controller.queue.get(timeout=1) == KEY  # retried after a short backoff
+
+
+def test_a_failed_write_backs_off_exponentially_per_job() -> None:
+    controller, cluster, _ = make(
+        Plan(create=(pod_manifest("demo-worker-0"),)), backoff=Backoff(base=1.0, cap=8.0)
+    )
+    controller.jobs["GenericJob"].store.put(job())
+    cluster.fail["create"] = ApiError(500, "InternalError")
+    for expected in (1, 2, 3):
+        controller.process(KEY)
+        assert controller.queue.failures(KEY) == expected
+    assert controller.queue.get(timeout=0) is None  # waiting out the backoff, not spinning
+    del cluster.fail["create"]
+    controller.process(KEY)
+    assert controller.queue.failures(KEY) == 0  # success resets the backoff
+
+
+def test_a_crashing_core_backs_off_instead_of_killing_the_worker() -> None:
+    controller, _, _core = make()
+    controller.jobs["GenericJob"].store.put(job())
+
+    def boom(job: Mapping[str, Any], observed: Observed, /, *, now: datetime) -> Plan:
+        raise RuntimeError("bug")
+
+    controller.reconcile_fn = boom
+    controller.process(KEY)
+    assert controller.queue.failures(KEY) == 1
+
+
+def test_events_are_informative_and_never_fail_the_pass() -> None:
+    controller, cluster, _ = make(Plan(events=(Event("Warning", "X", "y"),)))
+    controller.jobs["GenericJob"].store.put(job())
+    cluster.fail["events"] = ApiError(403, "Forbidden")
+    assert controller.reconcile_key(KEY).outcome == "done"
+
+
+def test_identical_plans_create_nothing_twice_when_the_objects_exist() -> None:
+    plan = Plan(create=(pod_manifest("demo-worker-0"),))
+    controller, cluster, _ = make(plan, expectation_timeout=0.0)
+    controller.jobs["GenericJob"].store.put(job())
+    controller.reconcile_key(KEY)
+    controller.reconcile_key(KEY)
+    assert cluster.existing == {"Pod/demo-worker-0"}
+    assert cluster.calls.count(("create", "Pod/demo-worker-0")) == 2  # the second is AlreadyExists
+
+
+def test_a_job_that_is_gone_or_being_deleted_is_not_reconciled() -> None:
+    controller, cluster, core = make(FULL_PLAN)
+    assert controller.reconcile_key(KEY).outcome == "skipped"
+    controller.jobs["GenericJob"].store.put(job(deleting=True))
+    assert controller.reconcile_key(KEY).outcome == "skipped"
+    assert core.seen == []
+    assert cluster.calls == []
+
+
+def test_the_core_sees_only_children_controlled_by_this_job_uid() -> None:
+    controller, _, core = make()
+    controller.jobs["GenericJob"].store.put(job(uid="new-uid"))
+    pods = controller.children["Pod"].store
+    pods.put(child("Pod", "demo-worker-0", owner_uid="new-uid"))
+    pods.put(child("Pod", "demo-worker-1", owner_uid="old-uid"))  # from a deleted job of that name
+    pods.put(child("Pod", "other-worker-0", owner="other", owner_uid="other-uid"))
+    controller.children["Service"].store.put(child("Service", "demo-worker-0", owner_uid="new-uid"))
+    controller.reconcile_key(KEY)
+    ((_, observed),) = core.seen
+    assert [p["metadata"]["name"] for p in observed.pods] == ["demo-worker-0"]
+    assert [s["metadata"]["name"] for s in observed.services] == ["demo-worker-0"]
+    assert observed.ssh_key is None  # a GenericJob needs no SSH key
+
+
+@pytest.mark.parametrize(
+    ("kind", "secret_cached", "wants_key"),
+    [
+        ("DeepSpeedJob", False, True),
+        ("ColossalAIJob", False, True),
+        ("DeepSpeedJob", True, False),
+        ("GenericJob", False, False),
+    ],
+)
+def test_an_ssh_key_is_generated_only_for_launcher_kinds_without_their_secret(
+    kind: str, secret_cached: bool, wants_key: bool
+) -> None:
+    controller, _, core = make()
+    controller.jobs[kind].store.put(job(kind=kind))
+    if secret_cached:
+        controller.children["Secret"].store.put(child("Secret", "demo-ssh"))
+    controller.reconcile_key((kind, "ns", "demo"))
+    ((_, observed),) = core.seen
+    assert (observed.ssh_key == ("PRIVATE", "ssh-ed25519 AAAA test")) is wants_key
+
+
+def test_the_next_pass_waits_until_the_caches_show_the_previous_writes() -> None:
+    plan = Plan(status={"phase": "Pending"}, create=(pod_manifest("demo-worker-0"),))
+    controller, _, core = make(plan)
+    controller.jobs["GenericJob"].store.put(job(rv="100"))
+    assert controller.reconcile_key(KEY).outcome == "done"
+    assert controller.reconcile_key(KEY).outcome == "waiting"  # cache still shows rv 100, no pod
+    controller.jobs["GenericJob"].store.put(job(rv="101"))
+    assert controller.reconcile_key(KEY).outcome == "waiting"  # the pod is not cached yet
+    controller.children["Pod"].store.put(child("Pod", "demo-worker-0"))
+    assert controller.reconcile_key(KEY).outcome == "done"
+    assert len(core.seen) == 2
+
+
+def test_waiting_for_the_caches_ends_after_the_timeout() -> None:
+    plan = Plan(create=(pod_manifest("demo-worker-0"),))
+    controller, _, _core = make(plan, expectation_timeout=0.0)
+    controller.jobs["GenericJob"].store.put(job())
+    controller.reconcile_key(KEY)
+    assert controller.reconcile_key(KEY).outcome == "done"
+
+
+def test_a_deletion_is_seen_once_the_object_is_gone_or_terminating() -> None:
+    plan = Plan(delete=(Deletion("v1", "Pod", "demo-worker-0", "demo-worker-0-uid", "restart"),))
+    controller, _, _ = make(plan)
+    controller.jobs["GenericJob"].store.put(job())
+    pods = controller.children["Pod"].store
+    pods.put(child("Pod", "demo-worker-0"))
+    controller.reconcile_key(KEY)
+    assert controller.reconcile_key(KEY).outcome == "waiting"
+    terminating = child("Pod", "demo-worker-0", rv="2")
+    terminating["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+    pods.put(terminating)
+    assert controller.reconcile_key(KEY).outcome == "done"
+
+
+def test_requeue_after_schedules_the_next_pass() -> None:
+    controller, _, _ = make(Plan(requeue_after=0.05))
+    controller.jobs["GenericJob"].store.put(job())
+    controller.process(KEY)
+    assert controller.queue.get(timeout=0) is None
+    assert controller.queue.get(timeout=5) == KEY
+
+
+def test_events_on_children_wake_their_owner_job() -> None:
+    controller, _, _ = make()
+    controller._on_child("MODIFIED", child("Pod", "demo-worker-0", owner="demo"), None)
+    controller._on_child("DELETED", None, child("Pod", "x-worker-0", owner="x"))
+    controller._on_child("ADDED", {"metadata": {"name": "orphan", "namespace": "ns"}}, None)
+    woken = {controller.queue.get(timeout=0), controller.queue.get(timeout=0)}
+    assert woken == {("GenericJob", "ns", "demo"), ("GenericJob", "ns", "x")}
+    assert controller.queue.get(timeout=0) is None

@@ -1,0 +1,124 @@
+"""`install_manifests()` (behind `t9k-sdk install`) and the rendered files in operator/deploy/."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from t9k_sdk._yaml import load_documents
+from t9k_sdk.install import DEFAULT_IMAGE, deploy_files, install_manifests
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "operator" / "deploy"
+
+
+def by_kind(manifests: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    (found,) = [m for m in manifests if m["kind"] == kind]
+    return found
+
+
+def test_objects_come_in_apply_order() -> None:
+    kinds = [m["kind"] for m in install_manifests()]
+    assert kinds == [
+        "Namespace",
+        "CustomResourceDefinition",
+        "CustomResourceDefinition",
+        "CustomResourceDefinition",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Deployment",
+    ]
+
+
+def test_the_crds_are_the_three_job_kinds_and_not_the_schedulers_podgroup() -> None:
+    names = sorted(
+        m["metadata"]["name"]
+        for m in install_manifests()
+        if m["kind"] == "CustomResourceDefinition"
+    )
+    assert names == [
+        "colossalaijobs.batch.tensorstack.dev",
+        "deepspeedjobs.batch.tensorstack.dev",
+        "genericjobs.batch.tensorstack.dev",
+    ]
+
+
+def test_image_and_namespace_reach_every_object_that_names_them() -> None:
+    manifests = install_manifests(image="registry.example/t9k-operator:9", namespace="ops")
+    assert by_kind(manifests, "Namespace")["metadata"]["name"] == "ops"
+    assert by_kind(manifests, "ServiceAccount")["metadata"]["namespace"] == "ops"
+    assert by_kind(manifests, "ClusterRoleBinding")["subjects"] == [
+        {"kind": "ServiceAccount", "name": "t9k-operator", "namespace": "ops"}
+    ]
+    deployment = by_kind(manifests, "Deployment")
+    assert deployment["metadata"]["namespace"] == "ops"
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.example/t9k-operator:9"
+
+
+def test_the_deployment_runs_one_leader_electing_locked_down_replica_with_probes() -> None:
+    deployment = by_kind(install_manifests(), "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert deployment["spec"]["replicas"] == 1
+    assert pod["serviceAccountName"] == "t9k-operator"
+    assert "--leader-elect" in container["args"]
+    assert {
+        "name": "POD_NAMESPACE",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+    } in container["env"]
+    port = next(p["containerPort"] for p in container["ports"] if p["name"] == "health")
+    assert f"--health-port={port}" in container["args"]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+    assert set(container["resources"]) == {"requests", "limits"}
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    security = container["securityContext"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+    assert security["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_the_image_user_is_the_one_the_deployment_runs_as() -> None:
+    dockerfile = (REPO / "operator" / "Dockerfile").read_text()
+    pod = by_kind(install_manifests(), "Deployment")["spec"]["template"]["spec"]
+    uid = pod["securityContext"]["runAsUser"]
+    assert f"USER {uid}:{uid}" in dockerfile
+    assert 'ENTRYPOINT ["t9k-operator"]' in dockerfile
+    assert '".[operator]"' in dockerfile
+
+
+@pytest.mark.parametrize(("image", "namespace"), [("", "ns"), ("img", " ")])
+def test_empty_arguments_are_rejected(image: str, namespace: str) -> None:
+    with pytest.raises(ValueError, match="must not be empty"):
+        install_manifests(image=image, namespace=namespace)
+
+
+@pytest.mark.parametrize("name", sorted(deploy_files()))
+def test_committed_deploy_files_match_install_manifests(name: str) -> None:
+    rendered = deploy_files()[name]
+    path = DEPLOY / name
+    if os.environ.get("T9K_REGENERATE") and not os.environ.get("CI"):
+        path.write_text(rendered)
+    assert path.exists(), f"{path} is missing; run T9K_REGENERATE=1 pytest {__file__}"
+    assert path.read_text() == rendered, f"{path} is stale; run T9K_REGENERATE=1 pytest {__file__}"
+
+
+def test_deploy_directory_holds_the_whole_install() -> None:
+    """`kubectl apply -R -f operator/deploy/` installs what `t9k-sdk install` prints."""
+    on_disk = [
+        doc
+        for path in sorted(DEPLOY.rglob("*.yaml"))
+        for doc in load_documents(path.read_text())
+        if doc
+    ]
+    key = lambda m: (m["kind"], m["metadata"]["name"])  # noqa: E731
+    assert sorted(map(key, on_disk)) == sorted(map(key, install_manifests()))
+    assert (
+        by_kind(on_disk, "Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
+        == DEFAULT_IMAGE
+    )
