@@ -613,6 +613,75 @@ def _cmd_crds(args: argparse.Namespace) -> int:
     return _OK
 
 
+def _jobs_from(paths: Sequence[str]) -> tuple[list[codecs.AnyJob], list[str]]:
+    """Jobs from YAML files (or `-`) and Python files, directories or modules."""
+    jobs: list[codecs.AnyJob] = []
+    errors: list[str] = []
+    python: list[str] = []
+    for arg in paths:
+        if arg == "-" or arg.endswith((".yaml", ".yml")):
+            label, text = _read(arg)
+            try:
+                jobs.extend(codecs.load_all_yaml(text))
+            except InvalidManifestError as exc:
+                errors.append(f"{label}: {exc}")
+            except yaml.YAMLError as exc:
+                errors.append(f"{label}: {_describe_yaml_error(exc)}")
+        else:
+            python.append(arg)
+    if python:
+        result = _load_jobs(_find_sources(python))
+        errors.extend(result.errors)
+        jobs.extend(b.job for b in result.jobs)
+    return jobs, errors
+
+
+def _cmd_plan(args: argparse.Namespace) -> int:
+    from t9k_sdk.plan import plan_summary, plan_yaml
+
+    jobs, errors = _jobs_from(args.paths)
+    for message in errors:
+        _error(message)
+    if errors:
+        return _INVALID
+    if not jobs:
+        _error("no jobs found in " + ", ".join(args.paths))
+        return _INVALID
+    sys.stdout.write(plan_yaml(jobs) if args.output == "yaml" else plan_summary(jobs))
+    return _OK
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    from t9k_sdk.install import DEFAULT_IMAGE, DEFAULT_NAMESPACE, install_manifests
+
+    try:
+        objects = install_manifests(
+            image=args.image or DEFAULT_IMAGE, namespace=args.namespace or DEFAULT_NAMESPACE
+        )
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from None
+    sys.stdout.write(codecs.dump_all_yaml(objects))
+    return _OK
+
+
+_PLAN_HELP = """\
+Show what the operator would create for each job, without a cluster: pods (with their commands,
+as the operator rewrites them), services, the SSH secret, the hostfile config map and the
+PodGroup. It runs the operator's own functions on the job as if it had just been created.
+
+PATH is a YAML manifest (.yaml, .yml, or - for standard input), or a Python file, directory or
+module defining jobs (as for `render`).
+"""
+
+_INSTALL_HELP = """\
+Print everything needed to run the t9k-operator in a cluster, as YAML in apply order: the
+namespace, the three CRDs, the service account, a least-privilege ClusterRole and its binding,
+and the Deployment. Apply it with server-side apply (the CRDs are larger than client-side
+apply's annotation limit):
+
+  t9k-sdk install --image registry.example.com/t9k-operator:0.1.0 | kubectl apply --server-side -f -
+"""
+
 _RENDER_HELP = """\
 Import Python files or modules that define T9k jobs and write their manifests as YAML.
 
@@ -696,6 +765,39 @@ def _parser() -> argparse.ArgumentParser:
     )
     crds.add_argument("-o", "--output", metavar="DIR", help="write one file per CRD into DIR")
     crds.set_defaults(run=_cmd_crds, parser=crds)
+
+    plan = sub.add_parser(
+        "plan",
+        help="show the pods, services and other objects the operator would create",
+        description=_PLAN_HELP,
+        epilog="examples:\n  t9k-sdk plan examples/deepspeed_bert.yaml\n  t9k-sdk plan jobs/"
+        " -o yaml\n\n" + _EPILOG,
+        formatter_class=fmt,
+    )
+    plan.add_argument("paths", nargs="+", metavar="PATH", help="a YAML file, -, or Python jobs")
+    plan.add_argument(
+        "-o",
+        "--output",
+        choices=("summary", "yaml"),
+        default="summary",
+        help="summary (default) or the full objects as YAML",
+    )
+    plan.set_defaults(run=_cmd_plan, parser=plan)
+
+    install = sub.add_parser(
+        "install",
+        help="print the operator's install (CRDs, RBAC, Deployment) as YAML",
+        description=_INSTALL_HELP,
+        epilog=_EPILOG,
+        formatter_class=fmt,
+    )
+    install.add_argument(
+        "--image", default=None, help="operator image (default: t9k-operator:VERSION)"
+    )
+    install.add_argument(
+        "--namespace", default=None, help="namespace to run in (default: t9k-system)"
+    )
+    install.set_defaults(run=_cmd_install, parser=install)
     return parser
 
 
