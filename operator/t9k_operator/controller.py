@@ -353,7 +353,7 @@ class Controller:
             job_resource = resource_for(str(job.get("apiVersion")), str(job.get("kind")))
             expect.present.append((job_resource, namespace, key[2], resource_version(job)))
             did(
-                "status",
+                "write status",
                 f"{key[0]}/{key[2]}",
                 phase=(plan.status or {}).get("phase"),
                 resourceVersion=resource_version(written),

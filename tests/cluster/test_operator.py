@@ -1,0 +1,415 @@
+"""The real `t9k-operator` process against the local control plane.
+
+Each test starts operator processes (`python -m t9k_operator`) scoped to its namespace, with the
+Lease in that namespace too, so tests and other runs never see each other's operators. An
+operator's log goes to a file; the fixture prints it at teardown, which pytest shows only when
+the test failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+
+from t9k_sdk.install import install_manifests
+from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR, wait_for
+
+GROUP, VERSION = "batch.tensorstack.dev", "v1beta1"
+TAKEOVER_SECONDS = 25.0  # lease duration 15 s + retry 2 s + start-up, with margin
+
+
+class Operator:
+    """One `t9k-operator` process."""
+
+    def __init__(self, args: list[str], log_path: Path, env: dict[str, str] | None = None) -> None:
+        self.port = _free_port()
+        self.log_path = log_path
+        self._log = log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "t9k_operator",
+                *args,
+                "--health-port",
+                str(self.port),
+                "--health-bind",
+                "127.0.0.1",
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+        )
+
+    def readyz(self) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=2) as r:
+                return r.status, r.read().decode().strip()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode().strip()
+        except OSError as err:
+            return 0, f"unreachable: {err}"
+
+    def wait_ready(self, role: str, timeout: float = 30.0) -> str:
+        """Wait until /readyz answers 200 with `role` ("leader" or "standby"); return the text."""
+
+        def fetch() -> tuple[int, str]:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"operator exited with {self.proc.returncode}:\n{self.log()}")
+            return self.readyz()
+
+        _code, text = wait_for(
+            fetch,
+            lambda r: r[0] == 200 and r[1].startswith(role),
+            f"/readyz to say {role}",
+            timeout,
+        )
+        return text
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._log.close()
+        return self.proc.returncode
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def identity(self) -> str:
+        for line in self.log().splitlines():
+            if " starting " in line and "identity=" in line:
+                return line.split("identity=")[1].split()[0]
+        raise AssertionError(f"no start-up line in the log:\n{self.log()}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def start_operator(
+    kubeconfig: Path, namespace: str, tmp_path: Path
+) -> Iterator[Callable[..., Operator]]:
+    started: list[Operator] = []
+
+    def start(*extra: str, kubeconfig_path: Path | None = None) -> Operator:
+        args = [
+            "--kubeconfig",
+            str(kubeconfig_path or kubeconfig),
+            "--namespace",
+            namespace,
+            "--lease-namespace",
+            namespace,
+            "--workers",
+            "2",
+            *extra,
+        ]
+        op = Operator(args, tmp_path / f"operator-{len(started)}.log")
+        started.append(op)
+        return op
+
+    yield start
+    for n, op in enumerate(started):
+        op.stop()
+        print(f"===== operator {n} (exit {op.proc.returncode}) log: {op.log_path} =====")
+        print(op.log())
+
+
+@pytest.fixture
+def custom(api_client: client.ApiClient) -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(api_client)
+
+
+def generic_job(
+    name: str, replicas: int = 2, annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
+    template: dict[str, Any] = {
+        "spec": {
+            "containers": [
+                {
+                    "name": "worker",
+                    "image": "example.invalid/t9k:sim",
+                    "command": ["train", "--rank=$(rank)"],
+                }
+            ]
+        }
+    }
+    if annotations:
+        template["metadata"] = {"annotations": annotations}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "GenericJob",
+        "metadata": {"name": name},
+        "spec": {"replicaSpecs": [{"type": "worker", "replicas": replicas, "template": template}]},
+    }
+
+
+def create_job(custom: client.CustomObjectsApi, namespace: str, job: dict[str, Any]) -> None:
+    custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "genericjobs", job)
+
+
+def job_status(custom: client.CustomObjectsApi, namespace: str, name: str) -> dict[str, Any]:
+    obj = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "genericjobs", name)
+    return dict(obj.get("status") or {})
+
+
+def wait_job_phase(
+    custom: client.CustomObjectsApi, namespace: str, name: str, phase: str, timeout: float = 30.0
+) -> dict[str, Any]:
+    return wait_for(
+        lambda: job_status(custom, namespace, name),
+        lambda s: s.get("phase") == phase,
+        f"GenericJob {namespace}/{name} to be {phase}",
+        timeout,
+    )
+
+
+def job_pods(core_v1: client.CoreV1Api, namespace: str, job: str) -> dict[str, str]:
+    """name -> uid of the pods labelled as the job's."""
+    pods = core_v1.list_namespaced_pod(
+        namespace, label_selector=f"tensorstack.dev/owner-name={job}"
+    )
+    return {p.metadata.name: p.metadata.uid for p in pods.items}
+
+
+def job_events(core_v1: client.CoreV1Api, namespace: str, job: str) -> list[Any]:
+    events = core_v1.list_namespaced_event(
+        namespace, field_selector=f"involvedObject.kind=GenericJob,involvedObject.name={job}"
+    )
+    return list(events.items)
+
+
+def lease_holder(api_client: client.ApiClient, namespace: str) -> str | None:
+    lease = client.CoordinationV1Api(api_client).read_namespaced_lease("t9k-operator", namespace)
+    return lease.spec.holder_identity
+
+
+FINISH_OK = {RUN_FOR: "1s", EXIT_CODE: "0"}
+
+
+def test_a_generic_job_runs_to_success_with_pods_status_and_events(
+    start_operator: Callable[..., Operator],
+    custom: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    namespace: str,
+) -> None:
+    op = start_operator()
+    assert op.wait_ready("leader") == "leader: caches synced"
+    create_job(custom, namespace, generic_job("mnist", replicas=2, annotations=FINISH_OK))
+    status = wait_job_phase(custom, namespace, "mnist", "Succeeded")
+    assert set(job_pods(core_v1, namespace, "mnist")) == {"mnist-worker-0", "mnist-worker-1"}
+    replicas = {r["name"]: r["phase"] for t in status["tasks"] for r in t["replicas"]}
+    assert replicas == {"mnist-worker-0": "Succeeded", "mnist-worker-1": "Succeeded"}
+    pod = core_v1.read_namespaced_pod("mnist-worker-1", namespace)
+    assert pod.spec.containers[0].command == ["train", "--rank=1"]
+    assert pod.metadata.owner_references[0].kind == "GenericJob"
+    events = job_events(core_v1, namespace, "mnist")
+    reasons = {e.reason for e in events}
+    assert {"SuccessfulCreatePod", "Succeeded"} <= reasons
+    assert {e.reporting_component for e in events} == {"t9k-operator"}
+
+
+def test_only_the_leader_acts_and_a_standby_takes_over_when_it_dies(
+    start_operator: Callable[..., Operator],
+    custom: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    api_client: client.ApiClient,
+    namespace: str,
+) -> None:
+    first = start_operator()
+    first.wait_ready("leader")
+    second = start_operator()
+    text = second.wait_ready("standby")
+    assert first.identity() in text
+    assert lease_holder(api_client, namespace) == first.identity()
+
+    create_job(custom, namespace, generic_job("one", replicas=2, annotations=FINISH_OK))
+    wait_job_phase(custom, namespace, "one", "Succeeded")
+    events = job_events(core_v1, namespace, "one")
+    assert {e.reporting_instance for e in events} == {first.identity()}
+    assert "controller: create" not in second.log()  # the standby never wrote anything
+    assert second.readyz()[1].startswith("standby")
+
+    killed_at = time.monotonic()
+    first.stop(signal.SIGKILL)  # no chance to release the lease: the standby waits it out
+    second.wait_ready("leader", timeout=TAKEOVER_SECONDS)
+    took = time.monotonic() - killed_at
+    assert lease_holder(api_client, namespace) == second.identity()
+    assert took >= 10, "took over before the dead leader's lease could have expired"
+
+    create_job(custom, namespace, generic_job("two", replicas=1, annotations=FINISH_OK))
+    wait_job_phase(custom, namespace, "two", "Succeeded")
+    assert {e.reporting_instance for e in job_events(core_v1, namespace, "two")} == {
+        second.identity()
+    }
+
+
+def test_sigterm_releases_the_lease_for_a_quick_hand_over(
+    start_operator: Callable[..., Operator], api_client: client.ApiClient, namespace: str
+) -> None:
+    first = start_operator()
+    first.wait_ready("leader")
+    second = start_operator()
+    second.wait_ready("standby")
+    stopped_at = time.monotonic()
+    assert first.stop(signal.SIGTERM) == 0
+    assert "released the lease" in first.log()
+    second.wait_ready("leader", timeout=10)
+    assert time.monotonic() - stopped_at < 10  # no waiting for the 15 s lease to expire
+    assert lease_holder(api_client, namespace) == second.identity()
+
+
+def test_a_leader_that_loses_its_lease_exits_non_zero(
+    start_operator: Callable[..., Operator], api_client: client.ApiClient, namespace: str
+) -> None:
+    op = start_operator()
+    op.wait_ready("leader")
+    leases = client.CoordinationV1Api(api_client)
+    lease = leases.read_namespaced_lease("t9k-operator", namespace)
+    lease.spec.holder_identity = "intruder"
+    leases.replace_namespaced_lease("t9k-operator", namespace, lease)
+    wait_for(lambda: op.proc.poll(), lambda rc: rc is not None, "the operator to exit", timeout=15)
+    assert op.proc.returncode == 1
+    assert "lost the lease" in op.log()
+
+
+def test_an_operator_restart_mid_job_creates_no_duplicate_pods_and_status_converges(
+    start_operator: Callable[..., Operator],
+    custom: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    namespace: str,
+) -> None:
+    first = start_operator()
+    first.wait_ready("leader")
+    create_job(custom, namespace, generic_job("long", replicas=3))  # pods run until told to stop
+    wait_job_phase(custom, namespace, "long", "Running")
+    wait_for(
+        lambda: core_v1.list_namespaced_pod(namespace).items,
+        lambda pods: len(pods) == 3 and all(p.status.phase == "Running" for p in pods),
+        "three running pods",
+    )
+    before = job_pods(core_v1, namespace, "long")
+    assert first.stop() == 0
+
+    second = start_operator()
+    second.wait_ready("leader")
+    # The pods finish while the new operator watches: it must adopt them, not replace them.
+    for name in before:
+        core_v1.patch_namespaced_pod(
+            name, namespace, {"metadata": {"annotations": {RUN_FOR: "0s", EXIT_CODE: "0"}}}
+        )
+    status = wait_job_phase(custom, namespace, "long", "Succeeded")
+    assert job_pods(core_v1, namespace, "long") == before  # same names, same uids, no extras
+    uids = {r["name"]: r["uid"] for t in status["tasks"] for r in t["replicas"]}
+    assert uids == before
+    assert "controller: create " not in second.log()
+
+
+def test_the_install_cluster_role_is_enough_to_run_jobs(
+    start_operator: Callable[..., Operator],
+    custom: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    api_client: client.ApiClient,
+    kubeconfig: Path,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    """The operator runs as a service account bound to exactly the ClusterRole of the install."""
+    suffix = uuid.uuid4().hex[:6]
+    role_name = f"t9k-operator-test-{suffix}"
+    manifests = {m["kind"]: m for m in install_manifests(namespace=namespace)}
+    role = {**manifests["ClusterRole"], "metadata": {"name": role_name}}
+    binding = {
+        **manifests["ClusterRoleBinding"],
+        "metadata": {"name": role_name},
+        "roleRef": {**manifests["ClusterRoleBinding"]["roleRef"], "name": role_name},
+    }
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    core_v1.create_namespaced_service_account(namespace, manifests["ServiceAccount"])
+    rbac.create_cluster_role(role)
+    try:
+        rbac.create_cluster_role_binding(binding)
+        try:
+            token = core_v1.create_namespaced_service_account_token(
+                "t9k-operator",
+                namespace,
+                client.AuthenticationV1TokenRequest(
+                    spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
+                ),
+            ).status.token
+            config = yaml.safe_load(kubeconfig.read_text())
+            cluster_entry = config["clusters"][0]["cluster"]
+            sa_config = {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "local", "cluster": cluster_entry}],
+                "users": [{"name": "operator", "user": {"token": token}}],
+                "contexts": [{"name": "sa", "context": {"cluster": "local", "user": "operator"}}],
+                "current-context": "sa",
+            }
+            sa_kubeconfig = tmp_path / "sa-kubeconfig"
+            sa_kubeconfig.write_text(yaml.safe_dump(sa_config))
+
+            op = start_operator(kubeconfig_path=sa_kubeconfig)
+            op.wait_ready("leader")
+            create_job(custom, namespace, generic_job("rbac", replicas=2, annotations=FINISH_OK))
+            wait_job_phase(custom, namespace, "rbac", "Succeeded")
+            assert "Forbidden" not in op.log()
+            assert {e.reporting_component for e in job_events(core_v1, namespace, "rbac")} == {
+                "t9k-operator"
+            }
+        finally:
+            with contextlib.suppress(client.ApiException):
+                rbac.delete_cluster_role_binding(role_name)
+    finally:
+        with contextlib.suppress(client.ApiException):
+            rbac.delete_cluster_role(role_name)
+
+
+def test_the_whole_install_is_accepted_by_the_api_server(api_client: client.ApiClient) -> None:
+    """Server-side dry run of every object `t9k-sdk install` prints (nothing is persisted)."""
+    for manifest in install_manifests(namespace="default"):
+        if manifest["kind"] in ("Namespace", "CustomResourceDefinition"):
+            continue  # `default` exists; the CRDs are installed by the cluster tool already
+        group_version = manifest["apiVersion"]
+        plural = {
+            "ServiceAccount": "serviceaccounts",
+            "ClusterRole": "clusterroles",
+            "ClusterRoleBinding": "clusterrolebindings",
+            "Deployment": "deployments",
+        }[manifest["kind"]]
+        root = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
+        namespaced = "namespace" in manifest["metadata"]
+        path = f"{root}/namespaces/default/{plural}" if namespaced else f"{root}/{plural}"
+        api_client.call_api(
+            path,
+            "POST",
+            query_params=[("dryRun", "All"), ("fieldValidation", "Strict")],
+            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            body=manifest,
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+        )
