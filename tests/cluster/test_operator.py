@@ -231,6 +231,23 @@ def test_a_generic_job_runs_to_success_with_pods_status_and_events(
     assert {e.reporting_component for e in events} == {"t9k-operator"}
 
 
+def test_many_jobs_are_reconciled_concurrently_each_with_exactly_its_pods(
+    start_operator: Callable[..., Operator],
+    custom: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+    namespace: str,
+) -> None:
+    op = start_operator("--workers", "4")
+    op.wait_ready("leader")
+    names = [f"job-{n}" for n in range(10)]
+    for name in names:
+        create_job(custom, namespace, generic_job(name, replicas=2, annotations=FINISH_OK))
+    for name in names:
+        wait_job_phase(custom, namespace, name, "Succeeded", timeout=60)
+    pods = {p.metadata.name for p in core_v1.list_namespaced_pod(namespace).items}
+    assert pods == {f"{name}-worker-{i}" for name in names for i in (0, 1)}
+
+
 def test_only_the_leader_acts_and_a_standby_takes_over_when_it_dies(
     start_operator: Callable[..., Operator],
     custom: client.CustomObjectsApi,
