@@ -1,6 +1,6 @@
 """Render throughput: typed job object -> YAML and -> dict, t9k-sdk against kubeflow-training.
 
-    python bench/render.py [--seconds 1.0] [--repeat 3] [--sizes 4 64] [--json FILE]
+    python bench/render.py [--seconds 0.1] [--repeat 10] [--sizes 4 64] [--json FILE]
 
 Both sides describe the same job: a master and N-1 workers (a 4-replica and a 64-replica job),
 each pod with one container of the same image, command, 6 env vars, a port, CPU/memory/GPU
@@ -15,8 +15,12 @@ requests and limits, and two volumes (a PVC and a memory-backed /dev/shm):
   pure-Python emitter) or `yaml.dump(..., Dumper=yaml.CSafeDumper)` (libyaml), as (c) a prebuilt
   object, and (d) constructed and rendered.
 
-Every case runs for about `--seconds` (iterations scale automatically) `--repeat` times; the
-best run is reported, as jobs per second. Before timing, the script checks that both sides
+Timing (time.perf_counter): the calls per run are calibrated so that one run of a case takes
+about `--seconds`; then `--repeat` rounds run every case once, each t9k case right before the
+kubeflow cases it is compared with (so about `seconds * repeat`, 1 s by default, per case).
+Throughput is reported as jobs per second of the best and the median run; a speed-up is the
+median over the rounds of the ratio of two back-to-back runs, which a busy machine disturbs
+much less than it disturbs absolute figures. Before timing, the script checks that both sides
 produce the same shape (replicas, containers, env vars, ports, mounts, volumes, resources) and
 that each YAML loads back to its dict; it stops if they do not.
 """
@@ -234,16 +238,24 @@ def check_fair(replicas: int, api: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Result:
+    """The runs of one case at one size."""
+
     case: str
     replicas: int
-    jobs_per_second: float
-    """Iterations per second of the best run (wall clock, time.perf_counter)."""
-    median_jobs_per_second: float
     iterations: int
-    """Iterations per run."""
-    runs: int
-    cpu_share: float
-    """CPU time / wall time of the best run: below ~0.9 the machine was busy with other work."""
+    """Calls per run."""
+    rates: tuple[float, ...]
+    """Jobs per second of each run (wall clock, time.perf_counter), in round order."""
+    cpu_shares: tuple[float, ...]
+    """CPU time / wall time of each run: below ~0.9 the machine was busy with other work."""
+
+    @property
+    def best(self) -> float:
+        return max(self.rates)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.rates)
 
 
 def _run(fn: Callable[[], object], iterations: int) -> tuple[float, float]:
@@ -255,7 +267,7 @@ def _run(fn: Callable[[], object], iterations: int) -> tuple[float, float]:
 
 
 def calibrate(fn: Callable[[], object], seconds: float) -> int:
-    """Iterations for one run of about `seconds` (after a warm-up call)."""
+    """Calls for one run of about `seconds` (after a warm-up call)."""
     fn()  # warm up caches (pydantic validators, kubernetes Configuration)
     iterations, (elapsed, _) = 1, _run(fn, 1)
     while elapsed < seconds / 10:
@@ -265,87 +277,117 @@ def calibrate(fn: Callable[[], object], seconds: float) -> int:
 
 
 def measure(
-    suite: Mapping[tuple[str, int], Callable[[], object]], seconds: float, rounds: int
-) -> list[Result]:
-    """Time every case `rounds` times, interleaved (round after round over all cases), so that
-    a change of load on a shared machine affects every case alike; the best run counts."""
-    iterations = {key: calibrate(fn, seconds) for key, fn in suite.items()}
-    runs: dict[tuple[str, int], list[tuple[float, float]]] = {key: [] for key in suite}
+    suite: Mapping[tuple[str, int], Callable[[], object]],
+    order: Sequence[tuple[str, int]],
+    seconds: float,
+    rounds: int,
+) -> dict[tuple[str, int], Result]:
+    """Time every case `rounds` times, round after round over all cases in `order`.
+
+    Interleaving spreads a change of load on a shared machine over every case, and puts each
+    t9k case right before the kubeflow cases it is compared with, so that the two runs of a
+    pair see the same conditions.
+    """
+    iterations = {key: calibrate(suite[key], seconds) for key in order}
+    runs: dict[tuple[str, int], list[tuple[float, float]]] = {key: [] for key in order}
     for i in range(rounds):
-        for key, fn in suite.items():
-            runs[key].append(_run(fn, iterations[key]))
+        for key in order:
+            runs[key].append(_run(suite[key], iterations[key]))
         print(f"  round {i + 1}/{rounds} done", file=sys.stderr)
-    results = []
-    for (case, replicas), timings in runs.items():
-        n = iterations[(case, replicas)]
-        wall, cpu = min(timings)
-        results.append(
-            Result(
-                case=case,
-                replicas=replicas,
-                jobs_per_second=n / wall,
-                median_jobs_per_second=n / statistics.median(w for w, _ in timings),
-                iterations=n,
-                runs=len(timings),
-                cpu_share=cpu / wall,
-            )
-        )
-    return results
-
-
-def cases(replicas: int, api: Any) -> dict[str, Callable[[], object]]:
-    model = t9k_builder(replicas).build()
-    job = kubeflow_job(replicas)
-    sanitize = api.sanitize_for_serialization
     return {
-        "t9k wire model -> YAML (dump_all_yaml)": lambda: dump_all_yaml([model]),
-        "t9k wire model -> dict (to_manifest)": lambda: to_manifest(model),
-        "t9k builder -> YAML (construct + to_yaml)": lambda: t9k_builder(replicas).to_yaml(),
-        "t9k builder -> dict (construct + to_dict)": lambda: t9k_builder(replicas).to_dict(),
-        "kubeflow object -> YAML (sanitize + yaml.safe_dump)": lambda: yaml.safe_dump(
-            sanitize(job)
-        ),
-        "kubeflow object -> YAML (sanitize + CSafeDumper)": lambda: yaml.dump(
-            sanitize(job), Dumper=yaml.CSafeDumper
-        ),
-        "kubeflow object -> dict (sanitize_for_serialization)": lambda: sanitize(job),
-        "kubeflow construct -> YAML (+ yaml.safe_dump)": lambda: yaml.safe_dump(
-            sanitize(kubeflow_job(replicas))
-        ),
-        "kubeflow construct -> YAML (+ CSafeDumper)": lambda: yaml.dump(
-            sanitize(kubeflow_job(replicas)), Dumper=yaml.CSafeDumper
-        ),
-        "kubeflow construct -> dict (+ sanitize)": lambda: sanitize(kubeflow_job(replicas)),
+        key: Result(
+            case=key[0],
+            replicas=key[1],
+            iterations=iterations[key],
+            rates=tuple(iterations[key] / wall for wall, _ in timings),
+            cpu_shares=tuple(cpu / wall for wall, cpu in timings),
+        )
+        for key, timings in runs.items()
     }
 
 
+CASES = (
+    "t9k wire model -> YAML (dump_all_yaml)",
+    "t9k wire model -> dict (to_manifest)",
+    "t9k builder -> YAML (construct + to_yaml)",
+    "t9k builder -> dict (construct + to_dict)",
+    "kubeflow object -> YAML (sanitize + yaml.safe_dump)",
+    "kubeflow object -> YAML (sanitize + CSafeDumper)",
+    "kubeflow object -> dict (sanitize_for_serialization)",
+    "kubeflow construct -> YAML (+ yaml.safe_dump)",
+    "kubeflow construct -> YAML (+ CSafeDumper)",
+    "kubeflow construct -> dict (+ sanitize)",
+)
+
+
+def cases(replicas: int, api: Any) -> dict[str, Callable[[], object]]:
+    """Each case of `CASES` as a call, for a job of `replicas` replicas."""
+    model = t9k_builder(replicas).build()
+    job = kubeflow_job(replicas)
+    sanitize = api.sanitize_for_serialization
+    calls: list[Callable[[], object]] = [
+        lambda: dump_all_yaml([model]),
+        lambda: to_manifest(model),
+        lambda: t9k_builder(replicas).to_yaml(),
+        lambda: t9k_builder(replicas).to_dict(),
+        lambda: yaml.safe_dump(sanitize(job)),
+        lambda: yaml.dump(sanitize(job), Dumper=yaml.CSafeDumper),
+        lambda: sanitize(job),
+        lambda: yaml.safe_dump(sanitize(kubeflow_job(replicas))),
+        lambda: yaml.dump(sanitize(kubeflow_job(replicas)), Dumper=yaml.CSafeDumper),
+        lambda: sanitize(kubeflow_job(replicas)),
+    ]
+    return dict(zip(CASES, calls, strict=True))
+
+
+TARGET_RATIO = "YAML, prebuilt object: t9k vs kubeflow yaml.safe_dump (the target)"
 RATIOS = {
-    "YAML, prebuilt object: t9k vs kubeflow yaml.safe_dump (target)": (
-        "t9k wire model -> YAML (dump_all_yaml)",
-        "kubeflow object -> YAML (sanitize + yaml.safe_dump)",
-    ),
-    "YAML, prebuilt object: t9k vs kubeflow CSafeDumper": (
-        "t9k wire model -> YAML (dump_all_yaml)",
-        "kubeflow object -> YAML (sanitize + CSafeDumper)",
-    ),
-    "YAML, construct + render: t9k builder vs kubeflow yaml.safe_dump": (
-        "t9k builder -> YAML (construct + to_yaml)",
-        "kubeflow construct -> YAML (+ yaml.safe_dump)",
-    ),
-    "YAML, construct + render: t9k builder vs kubeflow CSafeDumper": (
-        "t9k builder -> YAML (construct + to_yaml)",
-        "kubeflow construct -> YAML (+ CSafeDumper)",
-    ),
-    "dict, prebuilt object: t9k to_manifest vs kubeflow sanitize": (
-        "t9k wire model -> dict (to_manifest)",
-        "kubeflow object -> dict (sanitize_for_serialization)",
-    ),
-    "dict, construct + render: t9k builder vs kubeflow": (
-        "t9k builder -> dict (construct + to_dict)",
-        "kubeflow construct -> dict (+ sanitize)",
-    ),
+    TARGET_RATIO: (CASES[0], CASES[4]),
+    "YAML, prebuilt object: t9k vs kubeflow CSafeDumper": (CASES[0], CASES[5]),
+    "YAML, construct + render: t9k builder vs kubeflow yaml.safe_dump": (CASES[2], CASES[7]),
+    "YAML, construct + render: t9k builder vs kubeflow CSafeDumper": (CASES[2], CASES[8]),
+    "dict, prebuilt object: t9k to_manifest vs kubeflow sanitize": (CASES[1], CASES[6]),
+    "dict, construct + render: t9k builder vs kubeflow": (CASES[3], CASES[9]),
 }
-TARGET_RATIO = "YAML, prebuilt object: t9k vs kubeflow yaml.safe_dump (target)"
+# Each t9k case runs right before the kubeflow cases it is compared with.
+RUN_ORDER = tuple(CASES[i] for i in (0, 4, 5, 1, 6, 2, 7, 8, 3, 9))
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """t9k / kubeflow throughput of back-to-back runs, one ratio per round."""
+
+    ratios: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.ratios)
+
+    @property
+    def quartiles(self) -> tuple[float, float]:
+        if len(self.ratios) < 2:
+            return self.ratios[0], self.ratios[0]
+        q1, _, q3 = statistics.quantiles(self.ratios, n=4, method="inclusive")
+        return q1, q3
+
+
+def speedups(
+    results: Mapping[tuple[str, int], Result], sizes: Sequence[int]
+) -> dict[str, dict[int, Speedup]]:
+    return {
+        name: {
+            n: Speedup(
+                tuple(
+                    a / b
+                    for a, b in zip(
+                        results[(ours, n)].rates, results[(theirs, n)].rates, strict=True
+                    )
+                )
+            )
+            for n in sizes
+        }
+        for name, (ours, theirs) in RATIOS.items()
+    }
 
 
 # -- report -------------------------------------------------------------------------------
@@ -366,34 +408,42 @@ def environment() -> dict[str, Any]:
     }
 
 
-def table(results: Sequence[Result], sizes: Sequence[int]) -> str:
-    by_case: dict[str, dict[int, Result]] = {}
-    for r in results:
-        by_case.setdefault(r.case, {})[r.replicas] = r
-    width = max(len(c) for c in by_case) + 2
-    head = "".join(f"{f'{n} replicas':>14}" for n in sizes)
-    lines = [f"{'jobs per second (best run)':<{width}}{head}"]
-    for case, row in by_case.items():
-        lines.append(
-            f"{case:<{width}}" + "".join(f"{row[n].jobs_per_second:>14,.0f}" for n in sizes)
-        )
+def _columns(sizes: Sequence[int], width: int) -> str:
+    return "".join(f"{f'{n} replicas':>{width}}" for n in sizes)
+
+
+def report(
+    results: Mapping[tuple[str, int], Result],
+    ups: Mapping[str, Mapping[int, Speedup]],
+    sizes: Sequence[int],
+) -> str:
+    """The tables: throughput (best and median run) and speed-ups (median and quartiles)."""
+    width = max(len(c) for c in CASES) + 2
+    lines = [f"{'jobs per second: best run (median)':<{width}}{_columns(sizes, 22)}"]
+    for case in CASES:
+        rates = [
+            f"{results[(case, n)].best:,.0f} ({results[(case, n)].median:,.0f})" for n in sizes
+        ]
+        lines.append(f"{case:<{width}}" + "".join(f"{c:>22}" for c in rates))
+    width = max(len(name) for name in ups) + 2
+    lines += ["", f"{'speed-up, t9k / kubeflow: median (quartiles)':<{width}}{_columns(sizes, 22)}"]
+    for name, row in ups.items():
+        cells: list[str] = []
+        for n in sizes:
+            q1, q3 = row[n].quartiles
+            cells.append(f"{row[n].median:.1f}x ({q1:.1f}-{q3:.1f})")
+        lines.append(f"{name:<{width}}" + "".join(f"{c:>22}" for c in cells))
     return "\n".join(lines)
-
-
-def ratios(results: Sequence[Result], sizes: Sequence[int]) -> dict[str, dict[int, float]]:
-    speed = {(r.case, r.replicas): r.jobs_per_second for r in results}
-    return {
-        name: {n: speed[(ours, n)] / speed[(theirs, n)] for n in sizes}
-        for name, (ours, theirs) in RATIOS.items()
-    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seconds", type=float, default=1.0, help="time per run (default 1.0)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per case; the best counts (3)")
+    parser.add_argument(
+        "--seconds", type=float, default=0.1, help="time per run of a case (default 0.1)"
+    )
+    parser.add_argument("--repeat", type=int, default=10, help="rounds: runs per case (default 10)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 64], help="replicas (4 64)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
     args = parser.parse_args(argv)
@@ -417,53 +467,51 @@ def main(argv: list[str] | None = None) -> int:
             f" YAML bytes t9k {f['yaml_bytes']['t9k']}, kubeflow {f['yaml_bytes']['kubeflow']}"
         )
     print(
-        f"each case: {args.repeat} runs of ~{args.seconds:g} s, interleaved with the other cases;"
-        " the best run is reported\n"
+        f"{args.repeat} rounds; in each, every case runs for ~{args.seconds:g} s, each t9k case"
+        " right before the kubeflow cases it is compared with\n"
     )
 
     suite = {(case, n): fn for n in args.sizes for case, fn in cases(n, api).items()}
-    results = measure(suite, args.seconds, args.repeat)
-    busy = [r for r in results if r.cpu_share < 0.9]
+    order = [(case, n) for n in args.sizes for case in RUN_ORDER]
+    results = measure(suite, order, args.seconds, args.repeat)
+    ups = speedups(results, args.sizes)
+    print(report(results, ups, args.sizes))
 
-    print(table(results, args.sizes))
-    speedups = ratios(results, args.sizes)
-    width = max(len(name) for name in speedups) + 2
-    print(
-        f"\n{'speed-up, t9k / kubeflow':<{width}}"
-        + "".join(f"{f'{n} replicas':>14}" for n in args.sizes)
-    )
-    for name, row in speedups.items():
-        print(f"{name:<{width}}" + "".join(f"{row[n]:>13.1f}x" for n in args.sizes))
-    worst = min(speedups[TARGET_RATIO].values())
+    worst = min(s.median for s in ups[TARGET_RATIO].values())
     verdict = "met" if worst >= TARGET else "MISSED"
     print(
-        f"\ntarget: t9k YAML >= {TARGET:g}x kubeflow's yaml.safe_dump path: {verdict} (worst {worst:.1f}x)"
+        f"\ntarget: t9k YAML >= {TARGET:g}x kubeflow's yaml.safe_dump path: {verdict}"
+        f" (worst median {worst:.1f}x)"
     )
-
-    if busy:
+    shares = [share for r in results.values() for share in r.cpu_shares]
+    cpu_share = statistics.median(shares)
+    if cpu_share < 0.9:
         print(
-            f"warning: in {len(busy)} of {len(results)} cases the best run got less than 90% of a"
-            f" CPU (lowest {min(r.cpu_share for r in busy):.0%}): the machine was busy; rerun on"
-            " a quiet machine for stable figures"
+            f"warning: the runs got {cpu_share:.0%} of a CPU (median): the machine was busy, so"
+            " the throughput figures are low and noisy; the speed-ups, measured back to back,"
+            " suffer less. Rerun on a quiet machine (or under `nice -n -10`)."
         )
 
     if args.json is not None:
-        report = {
+        data = {
             "environment": env,
-            "settings": {"seconds": args.seconds, "repeat": args.repeat, "sizes": args.sizes},
+            "settings": {"seconds": args.seconds, "rounds": args.repeat, "sizes": args.sizes},
             "fairness": {str(n): f for n, f in fairness.items()},
-            "results": [asdict(r) for r in results],
+            "median_cpu_share": cpu_share,
+            "results": [
+                {**asdict(r), "best": r.best, "median": r.median}
+                for r in (results[(case, n)] for n in args.sizes for case in CASES)
+            ],
             "speedups": {
-                name: {str(n): v for n, v in row.items()} for name, row in speedups.items()
+                name: {
+                    str(n): {"median": s.median, "quartiles": s.quartiles, "ratios": s.ratios}
+                    for n, s in row.items()
+                }
+                for name, row in ups.items()
             },
-            "target": {
-                "ratio": TARGET,
-                "case": TARGET_RATIO,
-                "worst": worst,
-                "met": worst >= TARGET,
-            },
+            "target": {"ratio": TARGET, "case": TARGET_RATIO, "worst_median": worst},
         }
-        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         print(f"results written to {args.json}")
     return 0
 

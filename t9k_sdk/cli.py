@@ -7,8 +7,8 @@
 
 Exit status: 0 success; 1 invalid jobs or manifests, or nothing found; 2 usage errors.
 
-The command functions only parse arguments and print; the work is done by the functions below
-them, which return data (`_find_sources`, `_load_jobs`, `_render`, `_validate_text`, ...).
+The `_cmd_*` functions only read arguments and print; the work is done by functions that return
+data (`_find_sources`, `_load_jobs`, `_write_files`, `_validate_text`, `_crd_files`).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _find_sources(args: Sequence[str]) -> list[_Source]:
     """The files and modules named by `render`'s arguments, in order, each once.
 
     A directory stands for every `*.py` below it (sorted; directories whose name starts with `.`
-    or `_` are skipped). Raises `_UsageError` for an argument that is none of file, directory
+    or `_` are skipped; it may have none). Raises `_UsageError` for an argument that is none of file, directory
     or module name.
     """
     sources: list[_Source] = []
@@ -95,8 +95,6 @@ def _find_sources(args: Sequence[str]) -> list[_Source]:
                 if p.is_file()
                 and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts[:-1])
             ]
-            if not files:
-                raise _UsageError(f"{arg}: directory has no Python files (*.py)")
             files.sort(key=lambda p: p.relative_to(path).parts)
             sources.extend(_Source(str(p), path=p) for p in files)
         elif path.is_file():
@@ -515,8 +513,6 @@ def _manifest_files(args: Sequence[str]) -> list[str]:
             found = sorted(
                 p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()
             )
-            if not found:
-                raise _UsageError(f"{arg}: directory has no YAML files (*.yaml, *.yml)")
             files.extend(str(p) for p in found)
         else:
             files.append(arg)
@@ -556,7 +552,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
         )
         return _INVALID
     if not result.jobs:
-        where = ", ".join(s.label for s in sources)
+        where = ", ".join(args.paths)
         _error(
             f"no jobs found in {where}. Define them at module level, e.g."
             " `job = GenericJob(...)` (builders from t9k_sdk, wire models from t9k_sdk.models,"
@@ -590,7 +586,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     for line in report.lines:
         print(line)
     if report.ok and report.documents == 0:
-        print(f"no documents found in {_plural(len(inputs), 'file')}: nothing was validated")
+        print(f"no documents found in {', '.join(args.files)}: nothing was validated")
         return _INVALID
     print(report.summary(len(inputs)))
     return _OK if report.ok else _INVALID

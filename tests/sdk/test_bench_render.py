@@ -48,19 +48,27 @@ def test_shape_sees_a_difference(bench: ModuleType) -> None:
     assert bench.shape(ours) != bench.shape(theirs)
 
 
+def test_every_case_runs_and_each_pair_runs_back_to_back(bench: ModuleType) -> None:
+    order = list(bench.RUN_ORDER)
+    assert sorted(order) == sorted(bench.CASES)
+    for ours, theirs in bench.RATIOS.values():
+        assert 0 < order.index(theirs) - order.index(ours) <= 2
+
+
 def test_report_has_every_case_and_the_target(
     bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "bench.json"
 
-    status = bench.main(["--seconds", "0.001", "--repeat", "1", "--sizes", "4", "--json", str(out)])
+    status = bench.main(["--seconds", "0.001", "--repeat", "2", "--sizes", "4", "--json", str(out)])
 
     assert status == 0
     report = json.loads(out.read_text())
     cases = {r["case"] for r in report["results"]}
     assert len(cases) == 10
-    assert all(r["jobs_per_second"] > 0 for r in report["results"])
+    assert all(r["best"] > 0 and len(r["rates"]) == 2 for r in report["results"])
     assert set(report["speedups"]) == set(bench.RATIOS)
+    assert all(len(s["4"]["ratios"]) == 2 for s in report["speedups"].values())
     assert report["target"]["case"] in report["speedups"]
     printed = capsys.readouterr().out
     assert "target: t9k YAML >= 10x kubeflow's yaml.safe_dump path:" in printed

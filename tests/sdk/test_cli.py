@@ -212,6 +212,17 @@ def test_render_without_jobs_says_so(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert f"no jobs found in {empty}" in err
 
 
+def test_render_directory_without_python_files_finds_no_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "jobs" / "README.md", "jobs go here\n")
+
+    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"))
+
+    assert (status, out) == (1, "")
+    assert f"no jobs found in {tmp_path / 'jobs'}" in err
+
+
 def test_render_invalid_job_shows_the_problem_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -299,6 +310,20 @@ def test_validate_valid_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     status, out, _ = _run(capsys, "validate", str(a), str(b))
 
     assert (status, out) == (0, "3 documents valid\n")
+
+
+def test_validate_a_directory_checks_its_yaml_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "manifests" / "a.yaml", VALID_MANIFEST)
+    _write(tmp_path / "manifests" / "b.yml", INVALID_MANIFEST)
+    _write(tmp_path / "manifests" / "notes.txt", "not a manifest: [")
+
+    status, out, _ = _run(capsys, "validate", str(tmp_path / "manifests"))
+
+    assert status == 1
+    assert out.startswith(f"{tmp_path / 'manifests' / 'b.yml'}: document 0 (DeepSpeedJob 'bert'): ")
+    assert out.splitlines()[-1] == "2 problems in 1 of 2 documents (2 files checked)"
 
 
 def test_validate_lists_every_problem_with_file_document_and_field(
@@ -389,9 +414,13 @@ def test_validate_with_nothing_to_validate_fails(
     empty = _write(tmp_path / "empty.yaml", "# nothing yet\n")
 
     status, out, _ = _run(capsys, "validate", str(empty))
-
     assert status == 1
-    assert "no documents found" in out
+    assert out == f"no documents found in {empty}: nothing was validated\n"
+
+    (tmp_path / "manifests").mkdir()
+    status, out, _ = _run(capsys, "validate", str(tmp_path / "manifests"))
+    assert status == 1
+    assert out == f"no documents found in {tmp_path / 'manifests'}: nothing was validated\n"
 
 
 # -- crds ----------------------------------------------------------------------------------
