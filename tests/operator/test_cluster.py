@@ -309,3 +309,30 @@ def test_the_cluster_role_has_no_wildcards() -> None:
             assert all("*" not in value for value in rule[key]), rule
         assert "resourceNames" not in rule
         assert "nonResourceURLs" not in rule
+
+
+def test_connect_uses_the_in_cluster_config_in_a_pod_unless_given_a_kubeconfig(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from t9k_operator import cluster as cluster_module
+
+    loaded: list[str] = []
+
+    def in_cluster(client_configuration: Any) -> None:
+        loaded.append("in-cluster")
+        client_configuration.host = "https://10.0.0.1:443"
+
+    def from_file(config_file: str | None, context: str | None, client_configuration: Any) -> None:
+        loaded.append(f"kubeconfig {config_file} {context}")
+        client_configuration.host = "https://127.0.0.1:6443"
+
+    monkeypatch.setattr(cluster_module.k8s_config, "load_incluster_config", in_cluster)
+    monkeypatch.setattr(cluster_module.k8s_config, "load_kube_config", from_file)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    in_pod = Cluster.connect()
+    assert in_pod.server == "https://10.0.0.1:443"
+    in_pod.close()
+    Cluster.connect(kubeconfig="/k", context="dev").close()
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
+    Cluster.connect().close()
+    assert loaded == ["in-cluster", "kubeconfig /k dev", "kubeconfig None None"]
