@@ -705,8 +705,9 @@ directory (its *.yaml and *.yml files). Exit status 1 if anything is invalid.
 _CRDS_HELP = """\
 Print the CustomResourceDefinitions of GenericJob, DeepSpeedJob and ColossalAIJob
 (batch.tensorstack.dev/v1beta1), generated from the SDK's models, as multi-document YAML;
-with -o DIR write one file per CRD, DIR/<group>_<plural>.yaml. Apply them with
-`kubectl apply -f DIR`.
+with -o DIR write one file per CRD, DIR/<group>_<plural>.yaml. Apply them with server-side
+apply, `kubectl apply --server-side -f DIR`: they are larger than the annotation that
+client-side apply keeps.
 """
 
 _EPILOG = "exit status: 0 success, 1 invalid input or nothing found, 2 usage error"
@@ -755,7 +756,7 @@ def _parser() -> argparse.ArgumentParser:
         "crds",
         help="print the CustomResourceDefinitions of the three job kinds",
         description=_CRDS_HELP,
-        epilog="examples:\n  t9k-sdk crds | kubectl apply -f -\n  t9k-sdk crds -o deploy/crds/\n\n"
+        epilog="examples:\n  t9k-sdk crds | kubectl apply --server-side -f -\n  t9k-sdk crds -o deploy/crds/\n\n"
         + _EPILOG,
         formatter_class=fmt,
     )
