@@ -22,6 +22,7 @@ import re
 import sys
 import sysconfig
 import traceback
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,12 @@ from pydantic import BaseModel, ValidationError
 
 from t9k_sdk import __version__, builders, codecs, models
 from t9k_sdk.crds import generate_crds
-from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
+from t9k_sdk.errors import (
+    InvalidManifestError,
+    LegacyManifestWarning,
+    Problem,
+    problems_from_validation_error,
+)
 from t9k_sdk.validation import validate_manifest
 
 __all__ = ["main"]
@@ -382,14 +388,17 @@ class _Report:
     invalid_documents: int = 0
     problems: int = 0
     syntax_errors: int = 0
+    warnings: int = 0
+    """Legacy spellings the SDK understands but the API server would not: reported, not fatal."""
 
     @property
     def ok(self) -> bool:
         return self.problems == 0 and self.syntax_errors == 0
 
     def summary(self, files: int) -> str:
+        noted = f" ({_plural(self.warnings, 'warning')})" if self.warnings else ""
         if self.ok:
-            return f"{_plural(self.documents, 'document')} valid"
+            return f"{_plural(self.documents, 'document')} valid{noted}"
         parts = []
         if self.problems:
             parts.append(
@@ -398,6 +407,8 @@ class _Report:
             )
         if self.syntax_errors:
             parts.append(f"{_plural(self.syntax_errors, 'file')} with invalid YAML")
+        if self.warnings:
+            parts.append(_plural(self.warnings, "warning"))
         return f"{'; '.join(parts)} ({_plural(files, 'file')} checked)"
 
 
@@ -417,7 +428,16 @@ def _validate_text(text: str, label: str, report: _Report) -> None:
             if doc is None:
                 continue
             report.documents += 1
-            found = _document_problems(doc)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", LegacyManifestWarning)
+                found = _document_problems(doc)
+            where = f"{label}: document {index}{_describe(doc)}"
+            for w in caught:
+                if issubclass(w.category, LegacyManifestWarning):
+                    report.warnings += 1
+                    report.lines.append(f"{where}: warning: {w.message}")
+                else:  # not ours to explain: pass it on
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             if found:
                 report.invalid_documents += 1
                 report.problems += len(found)
@@ -756,8 +776,8 @@ def _parser() -> argparse.ArgumentParser:
         "crds",
         help="print the CustomResourceDefinitions of the three job kinds",
         description=_CRDS_HELP,
-        epilog="examples:\n  t9k-sdk crds | kubectl apply --server-side -f -\n  t9k-sdk crds -o deploy/crds/\n\n"
-        + _EPILOG,
+        epilog="examples:\n  t9k-sdk crds | kubectl apply --server-side -f -\n"
+        "  t9k-sdk crds -o deploy/crds/\n\n" + _EPILOG,
         formatter_class=fmt,
     )
     crds.add_argument("-o", "--output", metavar="DIR", help="write one file per CRD into DIR")

@@ -374,6 +374,41 @@ def test_validate_checks_the_items_of_a_list_kind(
     )
 
 
+def test_validate_reports_legacy_spellings_as_warnings_not_python_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(
+        tmp_path / "legacy.yaml",
+        """\
+        apiVersion: batch.tensorstack.dev/v1beta1
+        kind: ColossalAIJob
+        metadata:
+          name: palm
+        spec:
+          launcher:
+            image: colossalai:0.2.5
+          worker:
+            replicas: 1
+            procPerWorker: 4
+            command: [train.py]
+            template:
+              spec:
+                containers:
+                - name: worker
+                  image: colossalai:0.2.5
+        """,
+    )
+
+    _, out, err = _run(capsys, "validate", str(path))
+
+    assert out.splitlines()[0].startswith(
+        f"{path}: document 0 (ColossalAIJob 'palm'): warning: ColossalAIJob spec.launcher/spec.worker"
+        " is the legacy schema"
+    )
+    assert "1 warning" in out.splitlines()[-1]
+    assert err == ""
+
+
 def test_validate_reads_standard_input(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
