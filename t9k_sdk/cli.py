@@ -14,6 +14,7 @@ data (`_find_sources`, `_load_jobs`, `_write_files`, `_validate_text`, `_crd_fil
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import itertools
@@ -136,11 +137,15 @@ _counter = itertools.count()
 
 
 def _import_source(source: _Source) -> ModuleType:
-    """Import a source. Raises `_UsageError` for an unknown module, `_ImportFailure` otherwise."""
+    """Import a source. Raises `_UsageError` for an unknown module, `_ImportFailure` otherwise.
+
+    What the module prints goes to stderr: stdout carries the YAML.
+    """
     try:
-        if source.path is not None:
-            return _import_file(source.path)
-        return _import_module(source.label)
+        with contextlib.redirect_stdout(sys.stderr):
+            if source.path is not None:
+                return _import_file(source.path)
+            return _import_module(source.label)
     except ModuleNotFoundError as exc:
         wanted = source.label
         if (
@@ -815,6 +820,11 @@ def _parser() -> argparse.ArgumentParser:
         "--namespace", default=None, help="namespace to run in (default: t9k-system)"
     )
     install.set_defaults(run=_cmd_install, parser=install)
+
+    # The cluster verbs: apply, get, describe, wait, logs, pause, resume, scale, delete.
+    from t9k_sdk.client.commands import add_commands
+
+    add_commands(sub)
     return parser
 
 

@@ -124,6 +124,19 @@ def test_render_prints_every_job_once_in_definition_order(
     assert out.count("\n---\n") == 2
 
 
+def test_render_keeps_what_job_files_print_out_of_the_yaml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jobs = _write(tmp_path / "jobs.py", 'print("defining the jobs")\n' + GOOD_JOBS)
+
+    status, out, err = _run(capsys, "render", str(jobs))
+
+    assert status == 0
+    assert len(load_all_yaml(out)) == 3
+    assert "defining the jobs" not in out
+    assert "defining the jobs" in err
+
+
 def test_render_to_a_directory_writes_one_file_per_job_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
