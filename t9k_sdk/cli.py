@@ -368,10 +368,9 @@ def _write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
     staged: list[tuple[Path, Path]] = []
     try:
         for name, text in files.items():
-            final = directory / name
             temp = directory / f".{name}.tmp"
+            staged.append((temp, directory / name))
             temp.write_text(text, encoding="utf-8")
-            staged.append((temp, final))
     except OSError:
         for temp, _ in staged:
             temp.unlink(missing_ok=True)

@@ -301,6 +301,30 @@ def test_render_refuses_two_different_jobs_with_the_same_name(
     assert "two different jobs are both GenericJob 'mnist'" in err
 
 
+def test_render_to_a_directory_refuses_two_jobs_for_one_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jobs = _write(
+        tmp_path / "jobs.py",
+        """\
+        from t9k_sdk import GenericJob, Replica
+
+        worker = Replica(type="worker", image="pt:2")
+        dev = GenericJob(name="mnist", namespace="dev", replicas=[worker])
+        prod = GenericJob(name="mnist", namespace="prod", replicas=[worker])
+        """,
+    )
+
+    status, out, _ = _run(capsys, "render", str(jobs))
+    assert status == 0
+    assert [j.metadata.namespace for j in load_all_yaml(out)] == ["dev", "prod"]
+
+    status, _, err = _run(capsys, "render", str(jobs), "-o", str(tmp_path / "out"))
+    assert status == 1
+    assert f"{jobs}: dev and {jobs}: prod would both be written to genericjob-mnist.yaml" in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_render_renders_a_job_imported_by_another_file_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
