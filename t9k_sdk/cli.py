@@ -420,15 +420,39 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader (libyaml's when available), rejecting duplicate keys in a mapping.
+
+    PyYAML keeps the last of two equal keys and silently drops the first; the API server's
+    strict decoding (`kubectl apply --validate=strict`) rejects the manifest.
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[tuple[str, str], yaml.Node] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
+                continue
+            first = seen.setdefault((key_node.tag, key_node.value), key_node)
+            if first is not key_node:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key_node.value!r} (first at line {first.start_mark.line + 1});"
+                    " the first value would be silently lost",
+                    key_node.start_mark,
+                )
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep)
+        return mapping
+
+
 def _validate_text(text: str, label: str, report: _Report) -> None:
     """Validate every document of one YAML stream, adding its problems to `report`.
 
     Documents are numbered from 0 in the order of the stream (empty ones count, as in
     `load_all_yaml`). A YAML syntax error ends the stream: it is reported with its line.
     """
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        for index, doc in enumerate(yaml.load_all(text, Loader=loader)):
+        for index, doc in enumerate(yaml.load_all(text, Loader=_StrictLoader)):
             if doc is None:
                 continue
             report.documents += 1
@@ -716,9 +740,9 @@ every job is valid.
 """
 
 _VALIDATE_HELP = """\
-Check every YAML document of every FILE against the T9k job schemas: kind and apiVersion,
-fields and types, the cross-field rules, and unknown fields in pod templates (as
-`kubectl apply --validate=strict` would). Prints one line per problem:
+Check every YAML document of every FILE against the T9k job schemas: YAML syntax and duplicate
+keys, kind and apiVersion, fields and types, the cross-field rules, and unknown fields in pod
+templates (as `kubectl apply --validate=strict` would). Prints one line per problem:
 
   FILE: document N (Kind 'name'): field.path: what is wrong
 

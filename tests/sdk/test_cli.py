@@ -471,6 +471,20 @@ def test_validate_yaml_syntax_error_names_file_and_line(
     assert "1 file with invalid YAML" in out
 
 
+def test_validate_rejects_duplicate_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path / "dup.yaml", VALID_MANIFEST + "          image: pt:3\n")
+
+    status, out, _ = _run(capsys, "validate", str(path))
+
+    assert status == 1
+    assert out.splitlines()[0] == (
+        f"{path}: line 13, column 11: invalid YAML: duplicate key 'image' (first at line 12);"
+        " the first value would be silently lost"
+    )
+
+
 def test_validate_missing_file_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
