@@ -176,9 +176,28 @@ def dump_documents(documents: Iterable[Any]) -> str:
     return "---\n".join(_document(d) for d in documents)
 
 
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_Base):  # type: ignore[misc,valid-type]
+    """libyaml's safe loader (when available) that rejects duplicate keys, as kubectl does."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    f"found duplicate key {key!r} (first at line {seen[key].start_mark.line + 1})",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def load_documents(stream: str | bytes | TextIO) -> list[Any]:
-    """Every document of a YAML stream (libyaml's safe loader when available)."""
+    """Every document of a YAML stream. Duplicate keys are an error (not "last one wins")."""
     return list(yaml.load_all(stream, Loader=_Loader))

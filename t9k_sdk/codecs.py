@@ -155,7 +155,7 @@ def load_all_yaml(source: str | bytes | TextIO | Path) -> list[AnyJob]:
     `source` is YAML text, an open file, or a `Path`. On the first invalid document raises
     `InvalidManifestError` whose subject names the document index (0-based) and the job.
     """
-    text = source.read_text() if isinstance(source, Path) else source
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
     jobs: list[AnyJob] = []
     for index, doc in enumerate(_yaml.load_documents(text)):
         if doc is None:

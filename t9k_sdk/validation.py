@@ -24,15 +24,17 @@ __all__ = ["validate_manifest"]
 def validate_manifest(data: Mapping[str, Any]) -> list[Problem]:
     """Every problem of one job manifest; an empty list when the manifest is valid."""
     problems: list[Problem] = []
+    checked: Mapping[str, Any] = data
     try:
-        codecs.from_manifest(data)
+        # legacy spellings are converted (with a LegacyManifestWarning): check the result
+        checked = codecs.to_manifest(codecs.from_manifest(data))
     except InvalidManifestError as exc:
         problems.extend(exc.problems)
     kind = data.get("kind") if isinstance(data, Mapping) else None
     cls = models.JOB_KINDS.get(kind) if isinstance(kind, str) else None
     if cls is not None:
         known = {p.path for p in problems}
-        for problem in _schema_problems(cls, data):
+        for problem in _schema_problems(cls, checked):
             if problem.path not in known and not any(
                 problem.path.startswith(k + ".") or problem.path.startswith(k + "[") for k in known
             ):

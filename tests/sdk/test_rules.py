@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from t9k_sdk import codecs
+from t9k_sdk import LegacyManifestWarning, codecs
 from t9k_sdk.errors import InvalidManifestError
 from t9k_sdk.validation import validate_manifest
 
@@ -318,3 +318,23 @@ def test_quantities_accept_ints_and_strings(value: object, ok: bool) -> None:
             "limits"
         ]
         assert limits["nvidia.com/gpu"] == value
+
+
+def test_duplicate_keys_are_an_error_not_last_one_wins() -> None:
+    import yaml as _yaml
+
+    from t9k_sdk import load_all_yaml
+
+    text = "apiVersion: batch.tensorstack.dev/v1beta1\nkind: GenericJob\nkind: DeepSpeedJob\n"
+    with pytest.raises(_yaml.YAMLError, match="found duplicate key 'kind'"):
+        load_all_yaml(text)
+
+
+def test_legacy_manifests_validate_clean_after_conversion() -> None:
+    legacy = colossalai_job()
+    spec = legacy["spec"]
+    del spec["replicaSpecs"], spec["torchConfig"]
+    spec["launcher"] = {"image": "colossal", "workingDir": "/w"}
+    spec["worker"] = {"replicas": 2, "command": ["train.py"], "template": pod("worker")}
+    with pytest.warns(LegacyManifestWarning):
+        assert validate_manifest(legacy) == []
