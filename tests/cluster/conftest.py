@@ -8,6 +8,10 @@
 * `api_client` (session): a `kubernetes.client.ApiClient` for that kubeconfig.
 * `core_v1` (session): `CoreV1Api` on that client.
 * `namespace` (per test): a fresh namespace, deleted after the test.
+* `custom` (session): `CustomObjectsApi` (the job kinds).
+* `start_operator` (per test): `start(*flags)` starts a real `t9k-operator` process watching the
+  test's namespace (Lease there too); each is stopped after the test and its log printed (shown
+  for a failed test). See tests/cluster/operator_helpers.py.
 
 If the cluster cannot start the tests are skipped, unless T9K_REQUIRE_CLUSTER=1 (`make test`, CI),
 where it is an error. Every test in this directory is marked `cluster` by tests/conftest.py.
@@ -20,13 +24,14 @@ import re
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from kubernetes import client, config
 
 from tests.cluster.kube_helpers import Cluster
+from tests.cluster.operator_helpers import Operator, launch_operators
 from tools import cluster as cluster_tool
 
 CLUSTER_SCRIPT = Path(cluster_tool.__file__)
@@ -99,3 +104,16 @@ def namespace(request: pytest.FixtureRequest, core_v1: client.CoreV1Api) -> Iter
     yield name
     # The namespace controller deletes what is left in it; nothing waits for that.
     core_v1.delete_namespace(name, propagation_policy="Background")
+
+
+@pytest.fixture(scope="session")
+def custom(api_client: client.ApiClient) -> client.CustomObjectsApi:
+    return client.CustomObjectsApi(api_client)
+
+
+@pytest.fixture
+def start_operator(
+    kubeconfig: Path, namespace: str, tmp_path: Path
+) -> Iterator[Callable[..., Operator]]:
+    with launch_operators(kubeconfig, namespace, tmp_path) as start:
+        yield start

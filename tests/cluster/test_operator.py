@@ -1,145 +1,36 @@
 """The real `t9k-operator` process against the local control plane.
 
-Each test starts operator processes (`python -m t9k_operator`) scoped to its namespace, with the
-Lease in that namespace too, so tests and other runs never see each other's operators. An
-operator's log goes to a file; the fixture prints it at teardown, which pytest shows only when
-the test failed.
+Each test starts operator processes (`python -m t9k_operator`, through the `start_operator`
+fixture of conftest.py) scoped to its namespace, with the Lease in that namespace too, so tests
+and other runs never see each other's operators. An operator's log goes to a file; the fixture
+prints it at teardown, which pytest shows only when the test failed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from kubernetes import client
 
 from t9k_sdk.install import install_manifests
 from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR, wait_for
+from tests.cluster.operator_helpers import (
+    API_VERSION,
+    Operator,
+    create_job,
+    job_events,
+    job_pods,
+    wait_job_phase,
+)
 
-GROUP, VERSION = "batch.tensorstack.dev", "v1beta1"
 TAKEOVER_SECONDS = 25.0  # lease duration 15 s + retry 2 s + start-up, with margin
-
-
-class Operator:
-    """One `t9k-operator` process."""
-
-    def __init__(self, args: list[str], log_path: Path, env: dict[str, str] | None = None) -> None:
-        self.port = _free_port()
-        self.log_path = log_path
-        self._log = log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "t9k_operator",
-                *args,
-                "--health-port",
-                str(self.port),
-                "--health-bind",
-                "127.0.0.1",
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
-        )
-
-    def readyz(self) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=2) as r:
-                return r.status, r.read().decode().strip()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode().strip()
-        except OSError as err:
-            return 0, f"unreachable: {err}"
-
-    def wait_ready(self, role: str, timeout: float = 30.0) -> str:
-        """Wait until /readyz answers 200 with `role` ("leader" or "standby"); return the text."""
-
-        def fetch() -> tuple[int, str]:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"operator exited with {self.proc.returncode}:\n{self.log()}")
-            return self.readyz()
-
-        _code, text = wait_for(
-            fetch,
-            lambda r: r[0] == 200 and r[1].startswith(role),
-            f"/readyz to say {role}",
-            timeout,
-        )
-        return text
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log.close()
-        return self.proc.returncode
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def identity(self) -> str:
-        for line in self.log().splitlines():
-            if " starting " in line and "identity=" in line:
-                return line.split("identity=")[1].split()[0]
-        raise AssertionError(f"no start-up line in the log:\n{self.log()}")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def start_operator(
-    kubeconfig: Path, namespace: str, tmp_path: Path
-) -> Iterator[Callable[..., Operator]]:
-    started: list[Operator] = []
-
-    def start(*extra: str, kubeconfig_path: Path | None = None) -> Operator:
-        args = [
-            "--kubeconfig",
-            str(kubeconfig_path or kubeconfig),
-            "--namespace",
-            namespace,
-            "--lease-namespace",
-            namespace,
-            "--workers",
-            "2",
-            *extra,
-        ]
-        op = Operator(args, tmp_path / f"operator-{len(started)}.log")
-        started.append(op)
-        return op
-
-    yield start
-    for n, op in enumerate(started):
-        op.stop()
-        print(f"===== operator {n} (exit {op.proc.returncode}) log: {op.log_path} =====")
-        print(op.log())
-
-
-@pytest.fixture
-def custom(api_client: client.ApiClient) -> client.CustomObjectsApi:
-    return client.CustomObjectsApi(api_client)
 
 
 def generic_job(
@@ -159,46 +50,11 @@ def generic_job(
     if annotations:
         template["metadata"] = {"annotations": annotations}
     return {
-        "apiVersion": f"{GROUP}/{VERSION}",
+        "apiVersion": API_VERSION,
         "kind": "GenericJob",
         "metadata": {"name": name},
         "spec": {"replicaSpecs": [{"type": "worker", "replicas": replicas, "template": template}]},
     }
-
-
-def create_job(custom: client.CustomObjectsApi, namespace: str, job: dict[str, Any]) -> None:
-    custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "genericjobs", job)
-
-
-def job_status(custom: client.CustomObjectsApi, namespace: str, name: str) -> dict[str, Any]:
-    obj = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "genericjobs", name)
-    return dict(obj.get("status") or {})
-
-
-def wait_job_phase(
-    custom: client.CustomObjectsApi, namespace: str, name: str, phase: str, timeout: float = 30.0
-) -> dict[str, Any]:
-    return wait_for(
-        lambda: job_status(custom, namespace, name),
-        lambda s: s.get("phase") == phase,
-        f"GenericJob {namespace}/{name} to be {phase}",
-        timeout,
-    )
-
-
-def job_pods(core_v1: client.CoreV1Api, namespace: str, job: str) -> dict[str, str]:
-    """name -> uid of the pods labelled as the job's."""
-    pods = core_v1.list_namespaced_pod(
-        namespace, label_selector=f"tensorstack.dev/owner-name={job}"
-    )
-    return {p.metadata.name: p.metadata.uid for p in pods.items}
-
-
-def job_events(core_v1: client.CoreV1Api, namespace: str, job: str) -> list[Any]:
-    events = core_v1.list_namespaced_event(
-        namespace, field_selector=f"involvedObject.kind=GenericJob,involvedObject.name={job}"
-    )
-    return list(events.items)
 
 
 def lease_holder(api_client: client.ApiClient, namespace: str) -> str | None:
