@@ -693,6 +693,14 @@ class GenericJobSpec(K8sModel):
         return [_finish_rule_indices(r) for r in rules or ()]
 
 
+_REPLICA_NAMES_CEL = cel(
+    "!has(self.metadata.name) || self.spec.replicaSpecs.all(r,"
+    " size(self.metadata.name) + size(r.type)"
+    f" + size(string({replicas_of('r')} - 1)) + 2 <= 63)",
+    Msg.POD_NAME_LENGTH,
+)
+
+
 class _Job(K8sModel):
     """Fields and helpers common to the three kinds."""
 
@@ -712,6 +720,17 @@ class _Job(K8sModel):
         """The kind."""
         return cls.KIND
 
+    def _longest_pod_suffix(self) -> int:
+        """Length of the longest `-<type>-<index>` a pod name of this job gets."""
+        raise NotImplementedError
+
+    @model_validator(mode="after")
+    def _name_rules(self) -> Self:
+        problems = _name_problems(self.metadata, self._longest_pod_suffix())
+        if problems:
+            raise rule_error(problems)
+        return self
+
 
 class GenericJob(_Job):
     """GenericJob represents the schema for a general-purpose batch job API. While it offers less automation compared to specialized APIs like PyTorchTrainingJob, it allows for greater flexibility in specifying parallel replicas/pods. This design serves as a comprehensive job definition mechanism when more specialized APIs are not applicable or available."""
@@ -723,12 +742,7 @@ class GenericJob(_Job):
         json_schema_extra={
             "x-kubernetes-validations": [
                 _NAME_CEL,
-                cel(
-                    "!has(self.metadata.name) || self.spec.replicaSpecs.all(r,"
-                    " size(self.metadata.name) + size(r.type)"
-                    f" + size(string({replicas_of('r')} - 1)) + 2 <= 63)",
-                    Msg.POD_NAME_LENGTH,
-                ),
+                _REPLICA_NAMES_CEL,
             ]
         }
     )
@@ -744,15 +758,10 @@ class GenericJob(_Job):
     status: GenericJobStatus | None = None
     """The observed state of the job, written by the controller."""
 
-    @model_validator(mode="after")
-    def _name_rules(self) -> Self:
-        suffix = max(
+    def _longest_pod_suffix(self) -> int:
+        return max(
             len(r.type) + len(str(max(r.replica_count - 1, 0))) + 2 for r in self.spec.replica_specs
         )
-        problems = _name_problems(self.metadata, suffix)
-        if problems:
-            raise rule_error(problems)
-        return self
 
 
 class GenericJobList(K8sModel):
@@ -979,12 +988,7 @@ class ColossalAIJob(_Job):
         json_schema_extra={
             "x-kubernetes-validations": [
                 _NAME_CEL,
-                cel(
-                    "!has(self.metadata.name) || self.spec.replicaSpecs.all(r,"
-                    " size(self.metadata.name) + size(r.type)"
-                    f" + size(string({replicas_of('r')} - 1)) + 2 <= 63)",
-                    Msg.POD_NAME_LENGTH,
-                ),
+                _REPLICA_NAMES_CEL,
             ]
         }
     )
@@ -1000,16 +1004,11 @@ class ColossalAIJob(_Job):
     status: ColossalAIJobStatus | None = None
     """The observed state of the job, written by the controller."""
 
-    @model_validator(mode="after")
-    def _name_rules(self) -> Self:
-        suffix = max(
+    def _longest_pod_suffix(self) -> int:
+        return max(
             len(r.type.value) + len(str(max(r.replica_count - 1, 0))) + 2
             for r in self.spec.replica_specs
         )
-        problems = _name_problems(self.metadata, suffix)
-        if problems:
-            raise rule_error(problems)
-        return self
 
 
 class ColossalAIJobList(K8sModel):
@@ -1314,13 +1313,8 @@ class DeepSpeedJob(_Job):
     status: DeepSpeedJobStatus | None = None
     """The observed state of the job, written by the controller."""
 
-    @model_validator(mode="after")
-    def _name_rules(self) -> Self:
-        suffix = len("-worker-") + len(str(max(self.spec.max_workers - 1, 0)))
-        problems = _name_problems(self.metadata, suffix)
-        if problems:
-            raise rule_error(problems)
-        return self
+    def _longest_pod_suffix(self) -> int:
+        return len("-worker-") + len(str(max(self.spec.max_workers - 1, 0)))
 
 
 class DeepSpeedJobList(K8sModel):

@@ -438,7 +438,35 @@ def _rule_text(rule: Mapping[str, list[int]]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-class DeepSpeedJobRules(KindRules):
+class _SSHRules(KindRules):
+    """What DeepSpeedJob and ColossalAIJob share: the SSH bootstrap objects (see bootstrap.py)."""
+
+    @property
+    def ssh_dir(self) -> str:
+        """Where the job's SSH keys are mounted."""
+        raise NotImplementedError
+
+    def hostfile(self) -> str:
+        raise NotImplementedError
+
+    def host(self, index: int) -> str:
+        """DNS name of worker `index` through the job's headless service: `<pod>.<job>`."""
+        return f"{names.pod_name(self.job.name, 'worker', index)}.{self.job.name}"
+
+    def services(self) -> list[Manifest]:
+        selector = {self.kind_label: self.job.name}
+        return [bootstrap.headless_service(self._meta(self.job.name, None), selector)]
+
+    def config_maps(self) -> list[Manifest]:
+        meta = self._meta(names.config_map_name(self.job.name), None)
+        return [bootstrap.config_map(meta, self.hostfile())]
+
+    def secrets(self, ssh_key: tuple[str, str] | None) -> list[Manifest]:
+        meta = self._meta(names.ssh_secret_name(self.job.name), None)
+        return [bootstrap.ssh_secret(meta, ssh_key, self.ssh_dir)]
+
+
+class DeepSpeedJobRules(_SSHRules):
     """DeepSpeedJob: workers only; worker-0 launches and decides the outcome."""
 
     kind_label = "deepspeedjob"
@@ -482,11 +510,11 @@ class DeepSpeedJobRules(KindRules):
 
     # -- bootstrap --------------------------------------------------------------------------------
 
-    ssh_dir = "/root/.ssh"
     env_file = "/root/.deepspeed_env"
 
-    def host(self, index: int) -> str:
-        return f"{names.pod_name(self.job.name, 'worker', index)}.{self.job.name}"
+    @property
+    def ssh_dir(self) -> str:
+        return "/root/.ssh"
 
     def hostfile(self) -> str:
         cfg = self.job.spec.config or models.Config()
@@ -556,24 +584,6 @@ class DeepSpeedJobRules(KindRules):
         policy = self.job.spec.run_policy
         return policy.active_deadline_seconds if policy else None
 
-    def _child_meta(self, name: str) -> dict[str, Any]:
-        return self._meta(name, None)
-
-    def services(self) -> list[Manifest]:
-        return [
-            bootstrap.headless_service(
-                self._child_meta(self.job.name), {self.kind_label: self.job.name}
-            )
-        ]
-
-    def config_maps(self) -> list[Manifest]:
-        meta = self._child_meta(names.config_map_name(self.job.name))
-        return [bootstrap.config_map(meta, self.hostfile())]
-
-    def secrets(self, ssh_key: tuple[str, str] | None) -> list[Manifest]:
-        meta = self._child_meta(names.ssh_secret_name(self.job.name))
-        return [bootstrap.ssh_secret(meta, ssh_key, self.ssh_dir)]
-
     def outcome(
         self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
     ) -> tuple[str, str] | None:
@@ -594,7 +604,7 @@ class DeepSpeedJobRules(KindRules):
         return models.CleanUpPolicy(policy or models.CleanUpPolicy.NONE)
 
 
-class ColossalAIJobRules(KindRules):
+class ColossalAIJobRules(_SSHRules):
     """ColossalAIJob: `<job>-launcher` decides the outcome; workers are never restarted."""
 
     kind_label = "colossalaijob"
@@ -649,9 +659,6 @@ class ColossalAIJobRules(KindRules):
         worker = self.job.spec.replica(models.ColossalAIReplicaType.WORKER)
         return worker.replica_count if worker else 0
 
-    def host(self, index: int) -> str:
-        return f"{names.pod_name(self.job.name, 'worker', index)}.{self.job.name}"
-
     def hostfile(self) -> str:
         return "".join(f"{self.host(i)}\n" for i in range(self.worker_count()))
 
@@ -704,24 +711,6 @@ class ColossalAIJobRules(KindRules):
             pod_name=slot.name,
             settings=settings,
         )
-
-    def _child_meta(self, name: str) -> dict[str, Any]:
-        return self._meta(name, None)
-
-    def services(self) -> list[Manifest]:
-        return [
-            bootstrap.headless_service(
-                self._child_meta(self.job.name), {self.kind_label: self.job.name}
-            )
-        ]
-
-    def config_maps(self) -> list[Manifest]:
-        meta = self._child_meta(names.config_map_name(self.job.name))
-        return [bootstrap.config_map(meta, self.hostfile())]
-
-    def secrets(self, ssh_key: tuple[str, str] | None) -> list[Manifest]:
-        meta = self._child_meta(names.ssh_secret_name(self.job.name))
-        return [bootstrap.ssh_secret(meta, ssh_key, self.ssh_dir)]
 
     def outcome(
         self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
