@@ -1,0 +1,105 @@
+"""Run and follow T9k jobs on a cluster: apply, get, list, wait, logs, events, diagnose, pause,
+resume, scale, delete.
+
+    from t9k_sdk.client import Client
+    client = Client()                              # ~/.kube/config, or in-cluster in a pod
+    client.apply(job)
+    client.wait("gj", "mnist", timeout=600)        # raises JobFailedError, UnschedulableError...
+    for line in client.logs("gj", "mnist", follow=True):
+        print(line)                                # [worker-0] epoch 1 ...
+
+Needs the official Kubernetes client: `pip install 't9k-sdk[client]'`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from t9k_sdk.client.diagnosis import Finding, PodInfo
+from t9k_sdk.client.errors import (
+    ApiRequestError,
+    BarrierTimeoutError,
+    ClientError,
+    ClusterUnreachableError,
+    ContainerConfigError,
+    CrashLoopError,
+    ImagePullError,
+    InvalidSpecError,
+    JobDeletedError,
+    JobFailedError,
+    JobFinishedError,
+    JobNotFoundError,
+    JobStuckError,
+    KindNotServedError,
+    KubeconfigError,
+    ScaleError,
+    TargetUnreachableError,
+    UnknownKindError,
+    UnschedulableError,
+    WaitError,
+    WaitTimeoutError,
+)
+from t9k_sdk.client.kinds import KINDS, JobKind, resolve_kind
+from t9k_sdk.client.logs import LogLine
+from t9k_sdk.client.status import JobEvent, WaitTarget
+
+if TYPE_CHECKING:
+    from t9k_sdk.client.client import FIELD_MANAGER, Applied, Client, Description, JobLike
+
+_NEEDS_KUBERNETES = frozenset({"FIELD_MANAGER", "Applied", "Client", "Description", "JobLike"})
+
+
+def __getattr__(name: str) -> Any:
+    """`Client` and its companions, imported on first use: they need the Kubernetes client,
+    the rest of this package (errors, kinds, log following, status reading) does not."""
+    if name not in _NEEDS_KUBERNETES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = importlib.import_module("t9k_sdk.client.client")
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("kubernetes", "urllib3"):
+            raise
+        raise ImportError(
+            "t9k_sdk.client.Client needs the Kubernetes client, which is not installed:"
+            " pip install 't9k-sdk[client]'"
+        ) from exc
+    return getattr(module, name)
+
+
+__all__ = [
+    "FIELD_MANAGER",
+    "KINDS",
+    "ApiRequestError",
+    "Applied",
+    "BarrierTimeoutError",
+    "Client",
+    "ClientError",
+    "ClusterUnreachableError",
+    "ContainerConfigError",
+    "CrashLoopError",
+    "Description",
+    "Finding",
+    "ImagePullError",
+    "InvalidSpecError",
+    "JobDeletedError",
+    "JobEvent",
+    "JobFailedError",
+    "JobFinishedError",
+    "JobKind",
+    "JobLike",
+    "JobNotFoundError",
+    "JobStuckError",
+    "KindNotServedError",
+    "KubeconfigError",
+    "LogLine",
+    "PodInfo",
+    "ScaleError",
+    "TargetUnreachableError",
+    "UnknownKindError",
+    "UnschedulableError",
+    "WaitError",
+    "WaitTarget",
+    "WaitTimeoutError",
+    "resolve_kind",
+]

@@ -1,0 +1,1083 @@
+"""`Client`: T9k jobs on a cluster, with the official Kubernetes client underneath.
+
+from t9k_sdk.client import Client
+with Client(namespace="team-a") as c:
+    c.apply(job)                                  # server-side apply, idempotent
+    c.wait("gj", "mnist", for_phase="Succeeded")  # a watch; fails fast when stuck
+    for line in c.logs("gj", "mnist", follow=True):
+        print(line)                               # [worker-0] ...
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import queue
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+from urllib.parse import quote
+
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+from kubernetes.client.exceptions import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+from t9k_sdk import codecs, models
+from t9k_sdk.client._api import (
+    APPLY_PATCH,
+    MERGE_PATCH,
+    Api,
+    Response,
+    abort,
+    lines,
+    request_error,
+    status_of,
+)
+from t9k_sdk.client._watch import Watcher, WatchEvent
+from t9k_sdk.client.diagnosis import Finding, PodInfo, diagnose, pod_info
+from t9k_sdk.client.errors import (
+    ApiRequestError,
+    ClientError,
+    InvalidSpecError,
+    JobDeletedError,
+    JobFailedError,
+    JobFinishedError,
+    JobNotFoundError,
+    KindNotServedError,
+    KubeconfigError,
+    ScaleError,
+    TargetUnreachableError,
+    WaitError,
+    WaitTimeoutError,
+    stuck_error_class,
+)
+from t9k_sdk.client.format import human_age
+from t9k_sdk.client.kinds import KINDS, JobKind, KindLike, resolve_kind
+from t9k_sdk.client.logs import (
+    LogLine,
+    LogStream,
+    LogUnavailableError,
+    PodSnapshot,
+    follow_logs,
+)
+from t9k_sdk.client.status import (
+    TERMINAL_PHASES,
+    JobEvent,
+    StuckClock,
+    WaitTarget,
+    evaluate,
+    event_from,
+    parse_time,
+    progress_key,
+    sort_events,
+)
+from t9k_sdk.codecs import AnyJob, Buildable
+from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
+from t9k_sdk.reconcile import names
+from t9k_sdk.reconcile.desired import rules_for
+
+__all__ = ["FIELD_MANAGER", "Applied", "Client", "Description", "JobLike"]
+
+FIELD_MANAGER = "t9k-sdk"
+"""The field manager of server-side apply, and of the patches of pause/resume/scale."""
+
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+JobLike = AnyJob | Buildable | Mapping[str, Any]
+"""What `apply` accepts: a wire model, a builder, or a manifest dict."""
+
+_SERVER_FIELDS = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The outcome of applying one job."""
+
+    job: AnyJob
+    """The job as the API server stored it."""
+    action: Literal["created", "configured", "unchanged"]
+
+    def __str__(self) -> str:
+        return f"{self.job.kind.lower()}/{self.job.metadata.name} {self.action}"
+
+
+@dataclass(frozen=True)
+class Description:
+    """Everything `describe` shows: the job, its pods, their events and the findings."""
+
+    job: AnyJob
+    pods: list[PodInfo]
+    events: list[JobEvent]
+    findings: list[Finding]
+
+
+def _without_warnings(data: Mapping[str, Any]) -> AnyJob:
+    """Parse a job the server returned (legacy spellings are not the user's doing here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LegacyManifestWarning)
+        return codecs.from_manifest(data)
+
+
+class Client:
+    """T9k jobs on one cluster.
+
+    Configuration, in order: `api_client` (an existing `kubernetes.client.ApiClient`); else the
+    kubeconfig file `kubeconfig` (default: $KUBECONFIG, then ~/.kube/config) and its `context`
+    (default: the current one); else, inside a pod, the service account (`in_cluster=True`
+    forces this). `namespace` defaults to the context's namespace, the pod's namespace in a
+    cluster, or `default`.
+
+    Kinds are given as `gj`/`dj`/`caij`, kind names in any case, plurals, or the model classes.
+    Every method raises `ClientError` subclasses with messages for people (see
+    `t9k_sdk.client.errors`).
+    """
+
+    def __init__(
+        self,
+        kubeconfig: str | os.PathLike[str] | None = None,
+        context: str | None = None,
+        namespace: str | None = None,
+        *,
+        in_cluster: bool | None = None,
+        api_client: k8s.ApiClient | None = None,
+    ) -> None:
+        default_namespace = "default"
+        self._owns_client = api_client is None
+        if api_client is None:
+            api_client, found = _load_config(kubeconfig, context, in_cluster)
+            default_namespace = found or default_namespace
+        self.api_client = api_client
+        self._api = Api(api_client)
+        self.namespace: str = namespace or default_namespace
+        """The namespace of methods called without one."""
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    @property
+    def server(self) -> str:
+        """The API server's URL."""
+        return self._api.server
+
+    def close(self) -> None:
+        """Release the connections (only those of a client this object created)."""
+        if self._owns_client:
+            self.api_client.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- URLs ----------------------------------------------------------------------------------
+
+    def _ns(self, namespace: str | None) -> str:
+        return namespace or self.namespace
+
+    @staticmethod
+    def _jobs_url(kind: JobKind, namespace: str | None) -> str:
+        base = f"/apis/{models.API_VERSION}"
+        if namespace is None:
+            return f"{base}/{kind.plural}"
+        return f"{base}/namespaces/{quote(namespace, safe='')}/{kind.plural}"
+
+    def _job_url(self, kind: JobKind, name: str, namespace: str) -> str:
+        return f"{self._jobs_url(kind, namespace)}/{quote(name, safe='')}"
+
+    @staticmethod
+    def _core_url(namespace: str, resource: str) -> str:
+        return f"/api/v1/namespaces/{quote(namespace, safe='')}/{resource}"
+
+    def _not_served(self, kind: JobKind) -> KindNotServedError:
+        return KindNotServedError(
+            f"the cluster at {self.server} does not serve {kind.kind}s ({models.API_VERSION}):"
+            " its CustomResourceDefinition is not installed; install the CRDs with"
+            " `t9k-sdk crds | kubectl apply --server-side -f -`",
+            status=404,
+            reason="NotFound",
+        )
+
+    def _error(
+        self, exc: ApiException, kind: JobKind, name: str | None, namespace: str
+    ) -> ClientError:
+        if exc.status == 404:
+            details = status_of(exc).get("details") or {}
+            if details.get("kind") == kind.plural and name is not None:
+                return JobNotFoundError(kind.kind, name, namespace)
+            if details.get("kind") == "namespaces":
+                return ApiRequestError(
+                    f"namespace {details.get('name')!r} does not exist",
+                    status=404,
+                    reason="NotFound",
+                )
+            if not details:
+                return self._not_served(kind)
+        return request_error(exc, self.server)
+
+    def _request(
+        self,
+        method: str,
+        url: str,
+        kind: JobKind,
+        name: str | None,
+        namespace: str,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        try:
+            response = self._api.call(method, url, **kwargs)
+        except ApiException as exc:
+            raise self._error(exc, kind, name, namespace) from None
+        return _read_json(response)
+
+    # -- get / list ----------------------------------------------------------------------------
+
+    def get_manifest(
+        self, kind: KindLike, name: str, namespace: str | None = None
+    ) -> dict[str, Any]:
+        """The job as the API server returns it (a dict, with status)."""
+        k = resolve_kind(kind)
+        ns = self._ns(namespace)
+        return self._request("GET", self._job_url(k, name, ns), k, name, ns)
+
+    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> AnyJob:
+        """The job (a wire model, with `status`). Raises `JobNotFoundError`."""
+        return _without_warnings(self.get_manifest(kind, name, namespace))
+
+    def list(
+        self,
+        kind: KindLike | None = None,
+        namespace: str | None = None,
+        *,
+        all_namespaces: bool = False,
+        label_selector: str | None = None,
+    ) -> builtins.list[AnyJob]:
+        """The jobs of one kind (or of all three), in a namespace or in all of them.
+
+        Sorted by kind, namespace and name. With `kind=None` a kind the cluster does not serve is
+        left out (its CRD is not installed); asking for it by name raises `KindNotServedError`.
+        """
+        kinds = [resolve_kind(kind)] if kind is not None else list(KINDS)
+        ns = None if all_namespaces else self._ns(namespace)
+        jobs: list[AnyJob] = []
+        served = 0
+        for k in kinds:
+            try:
+                data = self._request(
+                    "GET",
+                    self._jobs_url(k, ns),
+                    k,
+                    None,
+                    ns or "",
+                    query={"labelSelector": label_selector},
+                )
+            except KindNotServedError:
+                if kind is not None:
+                    raise
+                continue
+            served += 1
+            items = sorted(
+                data.get("items") or (),
+                key=lambda i: (
+                    (i.get("metadata") or {}).get("namespace", ""),
+                    i["metadata"]["name"],
+                ),
+            )
+            jobs.extend(_without_warnings({"kind": k.kind, **item}) for item in items)
+        if not served:
+            raise self._not_served(kinds[0])
+        return jobs
+
+    # -- apply / delete ------------------------------------------------------------------------
+
+    def apply(self, job: JobLike, namespace: str | None = None) -> AnyJob:
+        """Create or update a job with server-side apply (field manager `t9k-sdk`, forcing
+        conflicts). Applying the same job again changes nothing. Returns the stored job."""
+        return self.apply_report(job, namespace).job
+
+    def apply_report(self, job: JobLike, namespace: str | None = None) -> Applied:
+        """`apply`, and whether the job was created, configured (changed) or unchanged."""
+        manifest = _apply_manifest(job)
+        meta = manifest["metadata"]
+        declared = meta.get("namespace")
+        if namespace and declared and namespace != declared:
+            raise ClientError(
+                f"{manifest['kind']} {meta['name']!r} declares namespace {declared!r} but"
+                f" namespace {namespace!r} was asked for; remove one of them"
+            )
+        ns = declared or self._ns(namespace)
+        meta["namespace"] = ns
+        k = resolve_kind(manifest["kind"])
+        url = self._job_url(k, meta["name"], ns)
+        try:
+            before = self._request("GET", url, k, meta["name"], ns)
+        except JobNotFoundError:
+            before = None
+        stored = self._request(
+            "PATCH",
+            url,
+            k,
+            meta["name"],
+            ns,
+            query={"fieldManager": FIELD_MANAGER, "force": True},
+            body=manifest,
+            content_type=APPLY_PATCH,
+        )
+        action: Literal["created", "configured", "unchanged"]
+        if before is None:
+            action = "created"
+        elif _declared(before) == _declared(stored):
+            action = "unchanged"
+        else:
+            action = "configured"
+        return Applied(_without_warnings(stored), action)
+
+    def delete(
+        self,
+        kind: KindLike,
+        name: str,
+        namespace: str | None = None,
+        *,
+        wait: bool = False,
+        timeout: float | None = 60.0,
+    ) -> None:
+        """Delete a job; its pods and other children go with it (garbage collection).
+
+        With `wait`, return once the job is gone (watched, up to `timeout` seconds; then
+        `WaitTimeoutError`). Raises `JobNotFoundError` if it does not exist.
+        """
+        k = resolve_kind(kind)
+        ns = self._ns(namespace)
+        self._request(
+            "DELETE",
+            self._job_url(k, name, ns),
+            k,
+            name,
+            ns,
+            body={"propagationPolicy": "Background"},
+        )
+        if not wait:
+            return
+        sink: queue.Queue[WatchEvent] = queue.Queue()
+        watcher = Watcher(
+            self._api, self._jobs_url(k, ns), sink, field_selector=f"metadata.name={name}"
+        ).start()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise WaitTimeoutError(
+                        k.kind, name, ns, "Timeout", f"still exists after {timeout:g}s"
+                    )
+                try:
+                    event = sink.get(timeout=remaining)
+                except queue.Empty:
+                    continue
+                if event.type == "ERROR" and event.error is not None:
+                    raise event.error
+                if event.type == "DELETED" or (event.type == "SYNC" and not event.objects):
+                    return
+        finally:
+            watcher.close()
+
+    # -- pause / resume / scale ----------------------------------------------------------------
+
+    def _patch(self, k: JobKind, name: str, ns: str, patch: dict[str, Any]) -> AnyJob:
+        data = self._request(
+            "PATCH",
+            self._job_url(k, name, ns),
+            k,
+            name,
+            ns,
+            query={"fieldManager": FIELD_MANAGER},
+            body=patch,
+            content_type=MERGE_PATCH,
+        )
+        return _without_warnings(data)
+
+    def _set_pause(self, kind: KindLike, name: str, namespace: str | None, pause: bool) -> AnyJob:
+        k = resolve_kind(kind)
+        ns = self._ns(namespace)
+        current = self.get(k, name, ns)
+        phase = current.status.phase.value if current.status and current.status.phase else None
+        if phase in TERMINAL_PHASES:
+            verb = "pausing" if pause else "resuming"
+            raise JobFinishedError(
+                f"{k.kind} {name!r} has already {phase.lower() if phase else 'finished'};"
+                f" {verb} it would change nothing"
+            )
+        version = current.metadata.resource_version
+        patch = {
+            "metadata": {"resourceVersion": version},
+            "spec": {"runMode": {"pause": {"enabled": pause}}},
+        }
+        return self._patch(k, name, ns, patch)
+
+    def pause(self, kind: KindLike, name: str, namespace: str | None = None) -> AnyJob:
+        """Pause a job: set `spec.runMode.pause.enabled` (the operator deletes its pods; phase
+        Paused). Pausing a paused job changes nothing; a finished one raises
+        `JobFinishedError`."""
+        return self._set_pause(kind, name, namespace, True)
+
+    def resume(self, kind: KindLike, name: str, namespace: str | None = None) -> AnyJob:
+        """Resume a paused job (phase Resuming, then Running; `resumeSpecs` apply)."""
+        return self._set_pause(kind, name, namespace, False)
+
+    def scale(
+        self, name: str, expected_replicas: int, namespace: str | None = None
+    ) -> models.DeepSpeedJob:
+        """Set `spec.elastic.expectedReplicas` of an elastic DeepSpeedJob.
+
+        Raises `ScaleError` when the job is not elastic or the number is outside
+        `minReplicas..maxReplicas` (both fixed at creation).
+        """
+        k = resolve_kind("dj")
+        ns = self._ns(namespace)
+        job = self.get(k, name, ns)
+        assert isinstance(job, models.DeepSpeedJob)
+        elastic = job.spec.elastic
+        if elastic is None or not elastic.enabled:
+            raise ScaleError(
+                f"DeepSpeedJob {name!r} is not elastic (spec.elastic.enabled is not true), so its"
+                f" number of workers ({job.spec.worker.replicas or 1}) is fixed; create it with"
+                " elastic min/max replicas to scale it"
+            )
+        low, high = elastic.min_replicas, elastic.max_replicas
+        if (
+            isinstance(expected_replicas, bool)
+            or not isinstance(expected_replicas, int)
+            or (low is not None and expected_replicas < low)
+            or (high is not None and expected_replicas > high)
+        ):
+            raise ScaleError(
+                f"DeepSpeedJob {name!r} can run on {low} to {high} workers"
+                f" (spec.elastic.minReplicas..maxReplicas, fixed at creation);"
+                f" {expected_replicas!r} is outside that range"
+            )
+        patch = {"spec": {"elastic": {"expectedReplicas": expected_replicas}}}
+        scaled = self._patch(k, name, ns, patch)
+        assert isinstance(scaled, models.DeepSpeedJob)
+        return scaled
+
+    # -- wait ----------------------------------------------------------------------------------
+
+    def wait(
+        self,
+        kind: KindLike,
+        name: str,
+        namespace: str | None = None,
+        *,
+        for_phase: str | None = None,
+        for_condition: str | None = None,
+        timeout: float | None = None,
+        stuck_grace: float = 60.0,
+        on_progress: Callable[[AnyJob], None] | None = None,
+    ) -> AnyJob:
+        """Wait, through a watch, until the job reaches a phase or a condition; return it.
+
+        `for_phase`: `Succeeded` (the default), `Running`, `Paused`, ...; `for_condition`:
+        `Completed`, `Completed=True`, `Paused=False`, ... `timeout` in seconds (None: no limit).
+
+        Fails fast instead of waiting in vain, raising:
+
+        * `JobFailedError` (`InvalidSpecError`) when the job fails, with its reason and message;
+        * a `JobStuckError` subclass when it cannot progress by itself for `stuck_grace` seconds:
+          `UnschedulableError` (with the scheduler's message), `ImagePullError`,
+          `CrashLoopError`, `ContainerConfigError`; `BarrierTimeoutError` at once; `0` fails at
+          the first sight of any of them;
+        * `TargetUnreachableError` when it finished in another state (Succeeded while waiting for
+          Failed); `JobDeletedError`; `WaitTimeoutError`; `JobNotFoundError` at the start.
+
+        `on_progress(job)` is called with the first state and each change of phase, of the
+        Running condition, or of the replica counts.
+        """
+        if for_phase is not None and for_condition is not None:
+            raise ValueError("give for_phase or for_condition, not both")
+        if for_condition is not None:
+            value, sep, status = for_condition.partition("=")
+            target = WaitTarget.condition(value, status if sep else True)
+        else:
+            target = WaitTarget.phase(for_phase or models.JobPhase.SUCCEEDED.value)
+        k = resolve_kind(kind)
+        ns = self._ns(namespace)
+        clock = StuckClock(stuck_grace)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        sink: queue.Queue[WatchEvent] = queue.Queue()
+        watcher = Watcher(
+            self._api, self._jobs_url(k, ns), sink, field_selector=f"metadata.name={name}"
+        ).start()
+        current: dict[str, Any] | None = None
+        stuck_at: float | None = None
+        shown: tuple[Any, ...] | None = None
+
+        def fail(cls: type[WaitError], reason: str, message: str) -> WaitError:
+            job = _without_warnings(current) if current else None
+            return cls(k.kind, name, ns, reason, message, job)
+
+        try:
+            while True:
+                waits = [t for t in (deadline, stuck_at) if t is not None]
+                remaining = min(waits) - time.monotonic() if waits else None
+                event = None
+                if remaining is None or remaining > 0:
+                    try:
+                        event = sink.get(timeout=remaining)
+                    except queue.Empty:
+                        event = None
+                if event is not None:
+                    if event.type == "ERROR" and event.error is not None:
+                        if isinstance(event.error, ApiRequestError) and event.error.status == 404:
+                            raise self._not_served(k)
+                        raise event.error
+                    if event.type == "SYNC":
+                        if not event.objects:
+                            if current is None:
+                                raise JobNotFoundError(k.kind, name, ns)
+                            raise fail(JobDeletedError, "Deleted", "the job was deleted")
+                        current = event.objects[0]
+                    elif event.type == "DELETED":
+                        raise fail(JobDeletedError, "Deleted", "the job was deleted")
+                    else:
+                        current = event.obj
+                if current is None:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise WaitTimeoutError(
+                            k.kind, name, ns, "Timeout", f"no answer within {timeout:g}s"
+                        )
+                    continue
+                key = progress_key(current)
+                if on_progress is not None and key != shown:
+                    shown = key
+                    on_progress(_without_warnings(current))
+                verdict = evaluate(current, target)
+                if verdict.state == "reached":
+                    return _without_warnings(current)
+                if verdict.state == "failed":
+                    cls = InvalidSpecError if verdict.reason == "InvalidSpec" else JobFailedError
+                    raise fail(cls, verdict.reason, verdict.message)
+                if verdict.state == "unreachable":
+                    raise fail(TargetUnreachableError, verdict.reason, verdict.message)
+                now = datetime.now(UTC)
+                due = clock.deadline(verdict.stuck, now)
+                stuck_at = None
+                if due is not None and verdict.stuck is not None:
+                    left = (due - now).total_seconds()
+                    if left <= 0:
+                        raise fail(
+                            stuck_error_class(verdict.reason), verdict.reason, verdict.message
+                        )
+                    stuck_at = time.monotonic() + left
+                if deadline is not None and time.monotonic() >= deadline:
+                    phase = (current.get("status") or {}).get("phase") or "Pending"
+                    raise fail(
+                        WaitTimeoutError,
+                        "Timeout",
+                        f"{target} not reached within {human_age(timeout or 0)};"
+                        f" the job is {phase}",
+                    )
+        finally:
+            watcher.close()
+
+    # -- watch (get -w) ------------------------------------------------------------------------
+
+    def watch(
+        self,
+        kind: KindLike | None = None,
+        name: str | None = None,
+        namespace: str | None = None,
+        *,
+        all_namespaces: bool = False,
+        timeout: float | None = None,
+    ) -> Iterator[tuple[str, AnyJob]]:
+        """("ADDED" | "MODIFIED" | "DELETED", job) for the current jobs, then for each change.
+
+        Ends after `timeout` seconds (None: when the caller stops iterating).
+        """
+        kinds = [resolve_kind(kind)] if kind is not None else list(KINDS)
+        ns = None if all_namespaces else self._ns(namespace)
+        sink: queue.Queue[WatchEvent] = queue.Queue()
+        selector = f"metadata.name={name}" if name else None
+        watchers = [
+            Watcher(self._api, self._jobs_url(k, ns), sink, source=k.kind, field_selector=selector)
+            for k in kinds
+        ]
+        for w in watchers:
+            w.start()
+        known: dict[tuple[str, str, str], str] = {}
+        live = len(watchers)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while live:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return
+                try:
+                    event = sink.get(timeout=remaining)
+                except queue.Empty:
+                    return
+                k = resolve_kind(event.source)
+                if event.type == "ERROR":
+                    error = event.error
+                    if isinstance(error, ApiRequestError) and error.status == 404:
+                        if kind is not None:
+                            raise self._not_served(k)
+                        live -= 1
+                        continue
+                    assert error is not None
+                    raise error
+                if event.type == "SYNC":
+                    present = set()
+                    for obj in event.objects:
+                        key = _key(k, obj)
+                        present.add(key)
+                        change = "MODIFIED" if key in known else "ADDED"
+                        if known.get(key) != _version(obj):
+                            known[key] = _version(obj)
+                            yield change, _without_warnings({"kind": k.kind, **obj})
+                    for key in [x for x in known if x[0] == k.kind and x not in present]:
+                        del known[key]
+                    continue
+                key = _key(k, event.obj)
+                if event.type == "DELETED":
+                    known.pop(key, None)
+                else:
+                    known[key] = _version(event.obj)
+                yield event.type, _without_warnings(event.obj)
+        finally:
+            for w in watchers:
+                w.close()
+
+    # -- pods, events, diagnosis ---------------------------------------------------------------
+
+    def _pods(self, k: JobKind, name: str, ns: str) -> builtins.list[dict[str, Any]]:
+        data = self._api.json(
+            "GET",
+            self._core_url(ns, "pods"),
+            query={"labelSelector": names.child_selector(k.kind, name)},
+        )
+        return sorted(
+            (dict(p) for p in data.get("items") or ()),
+            key=lambda p: _replica_order(p),
+        )
+
+    def pods(
+        self, kind: KindLike, name: str, namespace: str | None = None
+    ) -> builtins.list[PodInfo]:
+        """The job's pods now (type, index, phase, node, restarts, container state)."""
+        k = resolve_kind(kind)
+        return [pod_info(p) for p in self._pods(k, name, self._ns(namespace))]
+
+    def _events(
+        self,
+        k: JobKind,
+        name: str,
+        ns: str,
+        job: Mapping[str, Any],
+        pods: Sequence[Mapping[str, Any]],
+    ) -> builtins.list[JobEvent]:
+        url = self._core_url(ns, "events")
+        meta = job.get("metadata") or {}
+        # Only this incarnation of the job: a job deleted and created again keeps its name.
+        selector = f"involvedObject.kind={k.kind},involvedObject.name={name}"
+        if meta.get("uid"):
+            selector += f",involvedObject.uid={meta['uid']}"
+        own = self._api.json("GET", url, query={"fieldSelector": selector})
+        created = parse_time(meta.get("creationTimestamp"))
+        since = int(created.timestamp()) if created else 0
+        pod_names = {str((p.get("metadata") or {}).get("name")) for p in pods}
+        uids = {str((p.get("metadata") or {}).get("uid")) for p in pods}
+        for task in (job.get("status") or {}).get("tasks") or ():
+            for replica in task.get("replicas") or ():
+                pod_names.add(str(replica.get("name")))
+                uids.add(str(replica.get("uid")))
+        with contextlib.suppress(InvalidManifestError):
+            pod_names.update(s.name for s in rules_for(_without_warnings(job)).slots())
+        found = [event_from(e) for e in own.get("items") or ()]
+        if pod_names:
+            of_pods = self._api.json("GET", url, query={"fieldSelector": "involvedObject.kind=Pod"})
+            for raw in of_pods.get("items") or ():
+                involved = raw.get("involvedObject") or {}
+                if involved.get("name") not in pod_names:
+                    continue
+                event = event_from(raw)
+                # A pod of this job (also one replaced since); not one of an earlier job that
+                # had the same name: event times have whole seconds, so an unknown pod counts
+                # only from the second after the job was created.
+                known = involved.get("uid") in uids
+                if known or (event.time is not None and int(event.time.timestamp()) > since):
+                    found.append(event)
+        return sort_events(found)
+
+    def events(
+        self, kind: KindLike, name: str, namespace: str | None = None
+    ) -> builtins.list[JobEvent]:
+        """Events of the job and of its pods (also of pods since replaced), oldest first."""
+        k = resolve_kind(kind)
+        ns = self._ns(namespace)
+        job = self.get_manifest(k, name, ns)
+        return self._events(k, name, ns, job, self._pods(k, name, ns))
+
+    def describe(self, kind: KindLike, name: str, namespace: str | None = None) -> Description:
+        """The job, its pods, their events, and the findings of `diagnose`."""
+        k = resolve_kind(kind)
+        ns = self._ns(namespace)
+        job = self.get_manifest(k, name, ns)
+        pods = self._pods(k, name, ns)
+        events = self._events(k, name, ns, job, pods)
+        findings = diagnose(job, pods, events, datetime.now(UTC))
+        return Description(_without_warnings(job), [pod_info(p) for p in pods], events, findings)
+
+    def diagnose(
+        self, kind: KindLike, name: str, namespace: str | None = None
+    ) -> builtins.list[Finding]:
+        """What stands in the job's way, most severe first: unschedulable pods with the
+        scheduler's message, waiting containers (image pulls, crash loops), failed pods with exit
+        codes and termination messages, restarts, an expired launcher barrier, no operator."""
+        return self.describe(kind, name, namespace).findings
+
+    # -- logs ----------------------------------------------------------------------------------
+
+    def logs(
+        self,
+        kind: KindLike,
+        name: str,
+        namespace: str | None = None,
+        *,
+        replica_type: str | None = None,
+        index: int | None = None,
+        follow: bool = False,
+        tail: int | None = None,
+        container: str | None = None,
+        timestamps: bool = False,
+    ) -> Iterator[LogLine]:
+        """Log lines of all the job's replicas (or of one type, or one type and index), each
+        `str()`-ing to `[type-index] text`.
+
+        Without `follow`: what the pods have logged so far (`ClientError` when the job has no
+        pods). With `follow`: waits for pods that do not exist yet, reads each new incarnation of a replica from its start (a restarted pod has a new
+        uid), and ends when the job has finished and its logs have been read. `tail`: the last
+        lines of each log that exists when reading starts. `container`: default the pod's
+        first (or `kubectl.kubernetes.io/default-container`).
+        """
+        if tail is not None and tail < 0:
+            raise ValueError(f"tail must be >= 0; got {tail}")
+        k = resolve_kind(kind)
+        ns = self._ns(namespace)
+        job = self.get_manifest(k, name, ns)
+        model = _without_warnings(job)
+        slots = rules_for(model).slots()
+        types = sorted({s.replica_type for s in slots})
+        if replica_type is not None and replica_type not in types:
+            raise ClientError(
+                f"{k.kind} {name!r} has no replica type {replica_type!r}; its types:"
+                f" {', '.join(types)}"
+            )
+        if index is not None:
+            indices = sorted(
+                s.index
+                for s in slots
+                if s.index is not None and (replica_type is None or s.replica_type == replica_type)
+            )
+            if index not in indices:
+                span = f"0..{indices[-1]}" if indices else "none"
+                raise ClientError(
+                    f"{k.kind} {name!r} has no replica index {index}"
+                    f"{' of type ' + repr(replica_type) if replica_type else ''} (indices: {span})"
+                )
+        source = _ApiLogSource(self._api, ns)
+        if follow:
+            feed: _JobPodFeed | list[PodSnapshot] = _JobPodFeed(self, k, name, ns)
+        else:
+            pods = self._pods(k, name, ns)
+            feed = [PodSnapshot(pods, final=True)]
+            if not pods:
+                phase = (job.get("status") or {}).get("phase") or "Pending"
+                why = (
+                    "they were deleted when it finished (cleanUpPolicy)"
+                    if phase in TERMINAL_PHASES
+                    else "none has been created yet; follow the log (`-f`, follow=True) to wait"
+                    " for them"
+                )
+                raise ClientError(f"{k.kind} {name!r} has no pods ({phase}): {why}")
+        return follow_logs(
+            feed,
+            source,
+            follow=follow,
+            tail=tail,
+            replica_type=replica_type,
+            index=index,
+            container=container,
+            timestamps=timestamps,
+        )
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+
+def _read_json(response: Response) -> dict[str, Any]:
+    try:
+        data = response.data
+    finally:
+        response.release_conn()
+    parsed = json.loads(data) if data else {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _version(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _declared(obj: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What apply can change: the spec (its generation), labels and annotations.
+
+    Not the resourceVersion: the operator may write the status in between.
+    """
+    meta = obj.get("metadata") or {}
+    return meta.get("generation"), meta.get("labels"), meta.get("annotations")
+
+
+def _key(k: JobKind, obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return k.kind, str(meta.get("namespace", "")), str(meta.get("name", ""))
+
+
+def _replica_order(pod: Mapping[str, Any]) -> tuple[str, int, str]:
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    index = labels.get(names.REPLICA_INDEX, "")
+    return (
+        str(labels.get(names.REPLICA_TYPE, "")),
+        int(index) if str(index).isdigit() else -1,
+        str(meta.get("name", "")),
+    )
+
+
+def _apply_manifest(job: JobLike) -> dict[str, Any]:
+    """The manifest to apply: validated by the SDK, server-set fields and status removed."""
+    if isinstance(job, Mapping):
+        model = codecs.from_manifest(job)
+    elif isinstance(job, models.K8sModel):
+        model = job
+    else:
+        model = job.build()
+    manifest = codecs.to_manifest(model)
+    manifest.pop("status", None)
+    meta = manifest.setdefault("metadata", {})
+    for field in _SERVER_FIELDS:
+        meta.pop(field, None)
+    if not meta.get("name"):
+        raise ClientError(f"{manifest.get('kind')} has no metadata.name; apply needs one")
+    return manifest
+
+
+def _load_config(
+    kubeconfig: str | os.PathLike[str] | None, context: str | None, in_cluster: bool | None
+) -> tuple[k8s.ApiClient, str | None]:
+    """(ApiClient, the namespace of the context or the pod) from a kubeconfig or in-cluster."""
+    configuration = k8s.Configuration()
+    configuration.connection_pool_maxsize = 32  # watches and log streams each hold a connection
+    explicit = kubeconfig is not None or bool(os.environ.get("KUBECONFIG"))
+    default_file = Path("~/.kube/config").expanduser()
+    use_cluster = in_cluster
+    if use_cluster is None:
+        use_cluster = (
+            not explicit
+            and not default_file.exists()
+            and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        )
+    if use_cluster:
+        try:
+            k8s_config.load_incluster_config(client_configuration=configuration)
+        except ConfigException as exc:
+            raise KubeconfigError(
+                f"cannot use the in-cluster configuration (is this a pod with a service"
+                f" account?): {exc}"
+            ) from None
+        namespace = None
+        with contextlib.suppress(OSError):
+            namespace = (SERVICE_ACCOUNT_DIR / "namespace").read_text().strip() or None
+        return k8s.ApiClient(configuration), namespace
+    config_file = os.fspath(kubeconfig) if kubeconfig is not None else None
+    where = config_file or os.environ.get("KUBECONFIG") or str(default_file)
+    if config_file is not None and not Path(config_file).is_file():
+        raise KubeconfigError(f"kubeconfig {config_file}: no such file")
+    try:
+        k8s_config.load_kube_config(
+            config_file=config_file,
+            context=context,
+            client_configuration=configuration,
+            persist_config=False,
+        )
+        contexts, active = k8s_config.list_kube_config_contexts(config_file)
+    except (ConfigException, OSError, ValueError, TypeError) as exc:
+        hint = (
+            ""
+            if explicit or default_file.exists()
+            else "; pass --kubeconfig FILE (kubeconfig= in Python), set KUBECONFIG, or run in a pod"
+        )
+        raise KubeconfigError(f"cannot load the kubeconfig {where}: {exc}{hint}") from None
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
+    namespace = ((chosen or {}).get("context") or {}).get("namespace")
+    return k8s.ApiClient(configuration), namespace
+
+
+# -- log streaming from the API server -----------------------------------------------------------
+
+
+class _HttpLogStream:
+    """One container's log, streamed by the API server from the node's kubelet."""
+
+    def __init__(self, response: Response) -> None:
+        self._response = response
+        self._closed = threading.Event()
+
+    def __iter__(self) -> Iterator[str]:
+        try:
+            for line in lines(self._response):
+                yield line.decode("utf-8", "replace").rstrip("\r")
+        except Exception:
+            if not self._closed.is_set():
+                raise
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if not self._closed.is_set():
+            self._closed.set()
+            abort(self._response)
+
+
+_NOT_STARTED = ("waiting to start", "ContainerCreating", "PodInitializing", "is not available")
+
+
+class _ApiLogSource:
+    """Container logs through `GET /api/v1/namespaces/NS/pods/POD/log`."""
+
+    def __init__(self, api: Api, namespace: str) -> None:
+        self.api = api
+        self.namespace = namespace
+
+    def open(
+        self, pod: str, container: str, *, follow: bool, tail: int | None, timestamps: bool
+    ) -> LogStream:
+        url = f"/api/v1/namespaces/{quote(self.namespace, safe='')}/pods/{quote(pod, safe='')}/log"
+        query = {
+            "container": container,
+            "follow": follow,
+            "tailLines": tail,
+            "timestamps": timestamps or None,
+        }
+        try:
+            response = self.api.call("GET", url, query=query, read_timeout=None)
+        except ApiException as exc:
+            message = str(status_of(exc).get("message") or exc.reason or exc.status)
+            if exc.status == 404:
+                raise LogUnavailableError("the pod no longer exists") from None
+            if exc.status == 400 and any(s in message for s in _NOT_STARTED):
+                raise LogUnavailableError(message, retry=True) from None
+            if "dial tcp" in message or "connection refused" in message:
+                message = (
+                    "the API server could not reach the kubelet of the pod's node" f" ({message})"
+                )
+            raise LogUnavailableError(message) from None
+        return _HttpLogStream(response)
+
+
+class _JobPodFeed:
+    """Snapshots of a job's pods as they change; the last is `final` once the job finished."""
+
+    def __init__(self, client: Client, kind: JobKind, name: str, namespace: str) -> None:
+        self.client = client
+        self.kind = kind
+        self.name = name
+        self.namespace = namespace
+        self._sink: queue.Queue[WatchEvent] = queue.Queue()
+        self._closed = threading.Event()
+        api = client._api
+        self._pods = Watcher(
+            api,
+            client._core_url(namespace, "pods"),
+            self._sink,
+            source="pods",
+            label_selector=names.child_selector(kind.kind, name),
+        )
+        self._job = Watcher(
+            api,
+            client._jobs_url(kind, namespace),
+            self._sink,
+            source="job",
+            field_selector=f"metadata.name={name}",
+        )
+
+    def close(self) -> None:
+        self._closed.set()
+        self._pods.close()
+        self._job.close()
+        self._sink.put(WatchEvent("CLOSED"))
+
+    def __iter__(self) -> Iterator[PodSnapshot]:
+        self._pods.start()
+        self._job.start()
+        pods: dict[str, dict[str, Any]] = {}
+        pods_synced = False
+        finished = False
+        try:
+            while not self._closed.is_set():
+                event = self._sink.get()
+                if event.type == "CLOSED":
+                    return
+                if event.type == "ERROR" and event.error is not None:
+                    raise event.error
+                if event.source == "pods":
+                    if event.type == "SYNC":
+                        pods = {str(p["metadata"]["name"]): p for p in event.objects}
+                        pods_synced = True
+                    elif event.type == "DELETED":
+                        name = str(event.obj["metadata"]["name"])
+                        if pods.get(name, {}).get("metadata", {}).get("uid") == event.obj[
+                            "metadata"
+                        ].get("uid"):
+                            pods.pop(name, None)
+                    else:
+                        pods[str(event.obj["metadata"]["name"])] = event.obj
+                else:
+                    objects = event.objects if event.type == "SYNC" else [event.obj]
+                    if event.type == "DELETED" or not objects:
+                        finished = True
+                    else:
+                        phase = (objects[0].get("status") or {}).get("phase")
+                        finished = phase in TERMINAL_PHASES
+                if not pods_synced:
+                    continue
+                if finished:
+                    # One more look, so pods that ended just before the job are not missed.
+                    final = self.client._pods(self.kind, self.name, self.namespace)
+                    yield PodSnapshot(final, final=True)
+                    return
+                yield PodSnapshot(sorted(pods.values(), key=_replica_order))
+        finally:
+            self._pods.close()
+            self._job.close()

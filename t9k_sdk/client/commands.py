@@ -1,0 +1,906 @@
+"""The cluster verbs of `t9k-sdk`: apply, get, describe, wait, logs, pause, resume, scale, delete.
+
+    t9k-sdk apply -f jobs/bert.py               t9k-sdk wait dj bert --timeout 2h
+    t9k-sdk get                                 t9k-sdk logs dj bert -f
+    t9k-sdk get gj mnist -o yaml                t9k-sdk describe dj bert
+
+`t9k_sdk.cli` registers them with `add_commands`. This module imports the Kubernetes client
+only when a verb runs, so the offline commands (render, validate, crds) work without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from t9k_sdk import codecs, models
+from t9k_sdk.client.diagnosis import Finding, PodInfo
+from t9k_sdk.client.errors import (
+    ClientError,
+    KubeconfigError,
+    UnknownKindError,
+    WaitError,
+    WaitTimeoutError,
+)
+from t9k_sdk.client.format import (
+    PHASE_STYLES,
+    Cell,
+    Painter,
+    colour_wanted,
+    human_age,
+    job_row,
+    parse_duration,
+    render_table,
+    table_headers,
+)
+from t9k_sdk.client.kinds import JobKind, resolve_kind
+from t9k_sdk.client.logs import LogLine
+from t9k_sdk.client.status import (
+    TERMINAL_PHASES,
+    JobEvent,
+    WaitTarget,
+    parse_time,
+    progress_line,
+    replica_counts,
+    restarts,
+    stuck_of,
+)
+from t9k_sdk.codecs import AnyJob
+from t9k_sdk.errors import InvalidManifestError
+from t9k_sdk.reconcile.desired import rules_for
+
+if TYPE_CHECKING:
+    from t9k_sdk.client.client import Client
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_TIMEOUT",
+    "EXIT_USAGE",
+    "add_commands",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""The job failed or is stuck (wait), or a request failed, or the input is invalid."""
+EXIT_USAGE = 2
+EXIT_TIMEOUT = 3
+"""`wait --timeout` passed while the job was still on its way."""
+EXIT_INTERRUPTED = 130
+
+EXIT_STATUS_HELP = """\
+exit status:
+  0    success (wait: the job reached the target)
+  1    the job failed or is stuck (wait); the job was not found; the cluster refused or could
+       not be reached; invalid input
+  2    usage error
+  3    wait: the timeout passed while the job was still pending or running
+  130  interrupted (Ctrl-C)"""
+
+_KINDS_HELP = "KIND is gj, dj or caij (or GenericJob, DeepSpeedJob, ColossalAIJob, any case)."
+
+
+class _Usage(Exception):
+    """A command line that cannot be carried out (exit 2)."""
+
+
+# -- output helpers ----------------------------------------------------------------------------
+
+
+def _say(message: str = "", stream: TextIO | None = None) -> None:
+    print(message, file=stream or sys.stdout, flush=True)
+
+
+def _error(message: str) -> None:
+    print(f"t9k-sdk: error: {message}", file=sys.stderr, flush=True)
+
+
+def _ref(job: AnyJob | JobKind, name: str | None = None) -> str:
+    """`genericjob/mnist`, as kubectl names objects."""
+    if isinstance(job, JobKind):
+        return f"{job.label}/{name}"
+    return f"{job.kind.lower()}/{job.metadata.name}"
+
+
+def _ago(when: datetime | None, now: datetime) -> str:
+    return human_age((now - when).total_seconds()) if when else "<unknown>"
+
+
+# -- connecting --------------------------------------------------------------------------------
+
+
+def _connect(args: argparse.Namespace) -> Client:
+    try:
+        from t9k_sdk.client.client import Client
+    except ModuleNotFoundError as exc:
+        raise ClientError(
+            f"the cluster commands need the Kubernetes client ({exc.name} is not installed):"
+            " pip install 't9k-sdk[client]'"
+        ) from None
+    return Client(
+        kubeconfig=getattr(args, "kubeconfig", None),
+        context=getattr(args, "context", None),
+        namespace=getattr(args, "namespace", None),
+    )
+
+
+def _kind_and_name(args: Sequence[str], what: str) -> tuple[JobKind, str]:
+    """KIND NAME or KIND/NAME."""
+    if len(args) == 1 and "/" in args[0]:
+        kind, _, name = args[0].partition("/")
+        args = [kind, name]
+    if len(args) != 2 or not args[1]:
+        raise _Usage(f"{what} needs KIND and NAME (e.g. `gj mnist` or `gj/mnist`)")
+    return _kind(args[0]), args[1]
+
+
+def _kind(text: str) -> JobKind:
+    try:
+        return resolve_kind(text)
+    except UnknownKindError as exc:
+        raise _Usage(str(exc)) from None
+
+
+# -- apply -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    job: AnyJob
+    origin: str
+
+
+def _collect(paths: Sequence[str]) -> tuple[list[_Loaded], list[str]]:
+    """The jobs of `apply -f` arguments, and the errors (each a message).
+
+    YAML files (and `-`) are read as manifests; Python files, directories of them and module
+    names as `render` reads them; a directory with YAML files gives those. The same job given
+    twice counts once; two different jobs with the same kind, namespace and name are an error.
+    """
+    from t9k_sdk import cli
+
+    found: list[_Loaded] = []
+    errors: list[str] = []
+    python: list[str] = []
+    for arg in paths:
+        path = Path(arg)
+        yaml_files: list[Path] = []
+        if arg == "-":
+            try:
+                found.extend(_Loaded(j, "<stdin>") for j in codecs.load_all_yaml(sys.stdin.read()))
+            except InvalidManifestError as exc:
+                errors.append(f"<stdin>: {exc}")
+            continue
+        if path.is_dir():
+            yaml_files = sorted(
+                p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
+            )
+            if not yaml_files:
+                python.append(arg)
+        elif path.suffix in (".yaml", ".yml", ".json"):
+            if not path.is_file():
+                raise _Usage(f"{arg}: no such file")
+            yaml_files = [path]
+        else:
+            python.append(arg)
+        for file in yaml_files:
+            try:
+                text = file.read_text(encoding="utf-8")
+                found.extend(_Loaded(j, str(file)) for j in codecs.load_all_yaml(text))
+            except InvalidManifestError as exc:
+                errors.append(f"{file}: {exc}")
+            except (OSError, UnicodeDecodeError) as exc:
+                errors.append(f"{file}: cannot read: {exc}")
+            except Exception as exc:  # YAML syntax errors
+                errors.append(f"{file}: invalid YAML: {exc}")
+    if python:
+        try:
+            sources = cli._find_sources(python)
+        except cli._UsageError as exc:
+            raise _Usage(str(exc)) from None
+        rendered = cli._load_jobs(sources)
+        errors.extend(rendered.errors)
+        found.extend(_Loaded(b.job, b.origin) for b in rendered.jobs)
+    unique: dict[tuple[str, str | None, str | None], _Loaded] = {}
+    for item in found:
+        key = (item.job.kind, item.job.metadata.namespace, item.job.metadata.name)
+        other = unique.setdefault(key, item)
+        if other is not item and other.job != item.job:
+            errors.append(
+                f"two different jobs are both {item.job.kind} {item.job.metadata.name!r}:"
+                f" {other.origin} and {item.origin}"
+            )
+    return list(unique.values()), errors
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    jobs, errors = _collect(args.filename)
+    for message in errors:
+        _error(message)
+    if errors:
+        _error(f"nothing was applied ({len(errors)} invalid input(s))")
+        return EXIT_FAILED
+    if not jobs:
+        _error(f"no jobs found in {', '.join(args.filename)}")
+        return EXIT_FAILED
+    failed = 0
+    with _connect(args) as client:
+        for item in jobs:
+            try:
+                applied = client.apply_report(item.job)
+            except ClientError as exc:
+                failed += 1
+                _error(f"{_ref(item.job)} ({item.origin}): {exc}")
+                continue
+            _say(f"{_ref(applied.job)} {applied.action}")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+# -- get ---------------------------------------------------------------------------------------
+
+
+def _manifest(job: AnyJob) -> dict[str, Any]:
+    data = codecs.to_manifest(job)
+    data.get("metadata", {}).pop("managedFields", None)
+    return data
+
+
+def _print_objects(jobs: Sequence[AnyJob], output: str, single: bool) -> None:
+    if single:
+        payload: Any = _manifest(jobs[0])
+    else:
+        payload = {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [_manifest(j) for j in jobs],
+            "metadata": {"resourceVersion": ""},
+        }
+    if output == "json":
+        _say(json.dumps(payload, indent=2))
+    else:
+        sys.stdout.write(codecs.dump_all_yaml([payload]))
+
+
+def _cmd_get(args: argparse.Namespace) -> int:
+    positional: list[str] = list(args.args)
+    if len(positional) == 1 and "/" in positional[0]:
+        positional = positional[0].split("/", 1)
+    if len(positional) > 2:
+        raise _Usage("get takes at most KIND and NAME")
+    kind = _kind(positional[0]) if positional else None
+    name = positional[1] if len(positional) == 2 else None
+    if args.all_namespaces and name:
+        raise _Usage("a NAME cannot be combined with -A (--all-namespaces)")
+    paint = Painter(colour_wanted(sys.stdout))
+    wide = args.output == "wide"
+    with _connect(args) as client:
+        if args.watch:
+            return _watch(client, args, kind, name, paint)
+        if name is not None:
+            assert kind is not None
+            jobs = [client.get(kind, name)]
+        else:
+            jobs = client.list(kind, all_namespaces=args.all_namespaces)
+        if args.output in ("yaml", "json"):
+            _print_objects(jobs, args.output, single=name is not None)
+            return EXIT_OK
+        if args.output == "name":
+            for job in jobs:
+                _say(_ref(job))
+            return EXIT_OK
+        if not jobs:
+            where = "any namespace" if args.all_namespaces else f"namespace {client.namespace!r}"
+            what = f"{kind.kind}s" if kind else "jobs"
+            _say(f"No {what} found in {where}.", sys.stderr)
+            return EXIT_OK
+        now = time.time()
+        rows = [job_row(j, now, namespace=args.all_namespaces, wide=wide) for j in jobs]
+        _say(render_table(table_headers(namespace=args.all_namespaces, wide=wide), rows, paint))
+    return EXIT_OK
+
+
+def _watch(
+    client: Client, args: argparse.Namespace, kind: JobKind | None, name: str | None, paint: Painter
+) -> int:
+    """`get -w`: the current state, then a line per change. A named job: until it finishes."""
+    wide = args.output == "wide"
+    headers = table_headers(namespace=args.all_namespaces, wide=wide)
+    # Rows are printed as changes arrive, so the columns get generous fixed widths.
+    widths = [max(len(h), _WATCH_WIDTHS.get(h, 8)) for h in headers]
+    header_shown = False
+    timeout = parse_duration(args.watch_timeout) if args.watch_timeout else None
+    seen = False
+    for change, job in client.watch(
+        kind, name, all_namespaces=args.all_namespaces, timeout=timeout
+    ):
+        seen = True
+        if args.output == "json":
+            _say(json.dumps(_manifest(job)))
+        elif args.output == "yaml":
+            sys.stdout.write("---\n" + codecs.dump_all_yaml([_manifest(job)]))
+            sys.stdout.flush()
+        elif args.output == "name":
+            _say(_ref(job))
+        else:
+            row = job_row(job, time.time(), namespace=args.all_namespaces, wide=wide)
+            if change == "DELETED":
+                row[headers.index("PHASE")] = ("<deleted>", None)
+            if not header_shown:
+                _say(_pad(headers, widths))
+                header_shown = True
+            _say(_pad_row(row, widths, paint))
+        phase = job.status.phase.value if job.status and job.status.phase else None
+        if name is not None and (phase in TERMINAL_PHASES or change == "DELETED"):
+            return EXIT_OK
+    if name is not None and not seen:
+        assert kind is not None
+        client.get(kind, name)  # raises JobNotFoundError
+    return EXIT_OK
+
+
+_WATCH_WIDTHS = {"NAMESPACE": 16, "NAME": 20, "KIND": 13, "PHASE": 9, "REASON": 14}
+
+
+def _pad(headers: Sequence[str], widths: Sequence[int]) -> str:
+    return "   ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()
+
+
+def _pad_row(row: Sequence[Cell], widths: Sequence[int], paint: Painter) -> str:
+    out = []
+    for i, cell in enumerate(row):
+        text, style = (cell, None) if isinstance(cell, str) else cell
+        pad = "" if i == len(row) - 1 else " " * max(0, widths[i] - len(text))
+        out.append(paint(text, style) + pad)
+    return "   ".join(out).rstrip()
+
+
+# -- describe ----------------------------------------------------------------------------------
+
+
+def _resources(container: dict[str, Any]) -> str:
+    res = container.get("resources") or {}
+    asked = {**(res.get("limits") or {}), **(res.get("requests") or {})}
+    return ", ".join(f"{k}={v}" for k, v in sorted(asked.items()))
+
+
+def spec_summary(job: AnyJob) -> list[str]:
+    """A few lines on what the job runs: replicas, images, resources, policies, run mode."""
+    lines: list[str] = []
+    rules = rules_for(job)
+    for group in rules.groups():
+        containers = (group.template.get("spec") or {}).get("containers") or [{}]
+        main = containers[0]
+        image = main.get("image", "?")
+        resources = _resources(main)
+        policy = f"restart {group.policy.value}"
+        if group.limit:
+            policy += f" (up to {group.limit} times{' per job' if rules.budget == 'job' else ''})"
+        extra = f", {resources}" if resources else ""
+        lines.append(f"{group.type}: {group.count} x {image}{extra}; {policy}")
+    spec = job.spec
+    if isinstance(job, models.GenericJob):
+        assert isinstance(spec, models.GenericJobSpec)
+        for label, rules_list in (("success", spec.success_rules), ("failure", spec.failure_rules)):
+            if rules_list:
+                text = " or ".join(
+                    " and ".join(f"{t}[{','.join(str(i) for i in idx)}]" for t, idx in r.items())
+                    for r in rules_list
+                )
+                lines.append(f"{label} when: {text}")
+        if spec.clean_up_policy:
+            lines.append(f"clean-up policy: {spec.clean_up_policy.value}")
+    if isinstance(job, models.DeepSpeedJob):
+        elastic = job.spec.elastic
+        if elastic is not None and elastic.enabled:
+            lines.append(
+                f"elastic: {elastic.min_replicas}..{elastic.max_replicas} workers, expected"
+                f" {elastic.expected_replicas or job.spec.worker.replicas or 1}"
+            )
+        run_policy = job.spec.run_policy
+        if run_policy is not None:
+            parts = []
+            if run_policy.backoff_limit is not None:
+                parts.append(f"backoff limit {run_policy.backoff_limit}")
+            if run_policy.active_deadline_seconds:
+                parts.append(f"deadline {human_age(run_policy.active_deadline_seconds)}")
+            if run_policy.clean_up_policy:
+                parts.append(f"clean-up policy {run_policy.clean_up_policy.value}")
+            if parts:
+                lines.append("run policy: " + ", ".join(parts))
+    if isinstance(job, models.ColossalAIJob):
+        lines.append(f"script: {' '.join(job.spec.torch_config.script)}")
+    mode = rules.run_mode()
+    if mode.pause is not None and mode.pause.enabled:
+        lines.append("run mode: paused (spec.runMode.pause.enabled)")
+    if mode.debug is not None and mode.debug.enabled:
+        lines.append("run mode: debug (pods start without the training command)")
+    scheduler = rules.scheduler()
+    if scheduler is not None:
+        lines.append(f"scheduler: t9k-scheduler, queue {scheduler.queue}")
+    return lines
+
+
+def _cmd_describe(args: argparse.Namespace) -> int:
+    kind, name = _kind_and_name(args.args, "describe")
+    paint = Painter(colour_wanted(sys.stdout))
+    with _connect(args) as client:
+        d = client.describe(kind, name)
+    now = datetime.now(UTC)
+    job = d.job
+    phase = job.status.phase.value if job.status and job.status.phase else "<none>"
+    running, total = replica_counts(job)
+    created = parse_time(job.metadata.creation_timestamp)
+    out: list[str] = [
+        f"Name:        {job.metadata.name}",
+        f"Namespace:   {job.metadata.namespace}",
+        f"Kind:        {job.kind}",
+        f"Created:     {created.isoformat() if created else '<unknown>'} ({_ago(created, now)} ago)",
+        f"Phase:       {paint(phase, PHASE_STYLES.get(phase))}",
+        f"Replicas:    {running}/{total} running, {restarts(job)} restarts",
+        "Spec:",
+        *(f"  {line}" for line in spec_summary(job)),
+        "Conditions:",
+    ]
+    conditions = job.status.conditions or [] if job.status else []
+    if conditions:
+        rows: list[list[Cell]] = [
+            [
+                c.type.value,
+                c.status.value,
+                c.reason or "",
+                _ago(parse_time(c.last_transition_time), now),
+                c.message or "",
+            ]
+            for c in conditions
+        ]
+        out += _indent(render_table(["TYPE", "STATUS", "REASON", "AGE", "MESSAGE"], rows, paint))
+    else:
+        out.append("  <none: the operator has not reported on the job>")
+    out.append("Pods:")
+    if d.pods:
+        out += _indent(_pod_table(d.pods, paint))
+    else:
+        out.append("  <none>")
+    out.append("Events:")
+    if d.events:
+        out += _indent(_event_table(d.events[-20:], now, paint))
+    else:
+        out.append("  <none>")
+    out.append("Diagnosis:")
+    out += [f"  {line}" for f in d.findings for line in _finding_lines(f, paint)]
+    _say("\n".join(out))
+    return EXIT_OK
+
+
+def _indent(text: str) -> list[str]:
+    return [f"  {line}" for line in text.split("\n")]
+
+
+def _pod_table(pods: Sequence[PodInfo], paint: Painter) -> str:
+    rows: list[list[Cell]] = [
+        [
+            p.name,
+            p.replica,
+            (p.phase, PHASE_STYLES.get(p.phase)),
+            p.node or "<none>",
+            str(p.restarts),
+            p.state,
+            p.message,
+        ]
+        for p in pods
+    ]
+    return render_table(
+        ["POD", "REPLICA", "PHASE", "NODE", "RESTARTS", "STATE", "MESSAGE"], rows, paint
+    )
+
+
+def _event_table(events: Sequence[JobEvent], now: datetime, paint: Painter) -> str:
+    rows: list[list[Cell]] = [
+        [
+            _ago(e.time, now),
+            (e.type, "yellow" if e.type == "Warning" else None),
+            e.reason,
+            e.object,
+            e.message + (f" (x{e.count})" if e.count > 1 else ""),
+        ]
+        for e in events
+    ]
+    return render_table(["AGE", "TYPE", "REASON", "OBJECT", "MESSAGE"], rows, paint)
+
+
+_SEVERITY_STYLES = {"error": "red", "warning": "yellow", "info": None}
+
+
+def _finding_lines(finding: Finding, paint: Painter) -> list[str]:
+    head = f"{paint(finding.severity, _SEVERITY_STYLES[finding.severity])}: {finding.subject}:"
+    lines = [f"{head} {finding.message}"]
+    if finding.hint:
+        lines.append(f"  -> {finding.hint}")
+    return lines
+
+
+# -- wait --------------------------------------------------------------------------------------
+
+
+def _cmd_wait(args: argparse.Namespace) -> int:
+    kind, name = _kind_and_name(args.args, "wait")
+    try:
+        target = WaitTarget.parse(args.for_)
+        timeout = parse_duration(args.timeout) if args.timeout not in ("", "0", "none") else None
+        grace = parse_duration(args.stuck_grace)
+    except ValueError as exc:
+        raise _Usage(str(exc)) from None
+    err = sys.stderr
+    paint = Painter(colour_wanted(err))
+    start = time.monotonic()
+    ref = f"{kind.label}/{name}"
+
+    def progress(job: AnyJob) -> None:
+        manifest = codecs.to_manifest(job)
+        elapsed = human_age(time.monotonic() - start)
+        phase = job.status.phase.value if job.status and job.status.phase else "Pending"
+        line = progress_line(manifest)
+        line = line.replace(phase, paint(phase, PHASE_STYLES.get(phase)), 1)
+        stuck = stuck_of(manifest)
+        if stuck is not None and not stuck.immediate:
+            line += f" [stuck: gives up after {human_age(grace)} unless this changes]"
+        _say(f"[{elapsed:>5}] {ref} {line}", err)
+
+    with _connect(args) as client:
+        try:
+            job = client.wait(
+                kind,
+                name,
+                for_phase=target.value if target.what == "phase" else None,
+                for_condition=(
+                    f"{target.value}={target.status}" if target.what == "condition" else None
+                ),
+                timeout=timeout,
+                stuck_grace=grace,
+                on_progress=None if args.quiet else progress,
+            )
+        except WaitTimeoutError as exc:
+            _error(f"{ref}: timed out: {exc.message}")
+            return EXIT_TIMEOUT
+        except WaitError as exc:
+            _error(f"{ref}: {exc.reason}: {exc.message}")
+            ns = f" -n {exc.namespace}" if exc.namespace != client.namespace else ""
+            _say(f"  see `t9k-sdk describe {kind.short_name} {name}{ns}` for details", sys.stderr)
+            return EXIT_FAILED
+    elapsed = human_age(time.monotonic() - start)
+    _say(f"{_ref(job)} {target} reached after {elapsed}")
+    return EXIT_OK
+
+
+# -- logs --------------------------------------------------------------------------------------
+
+_REPLICA_COLOURS = ("cyan", "magenta", "green", "yellow", "blue")
+
+
+def _cmd_logs(args: argparse.Namespace) -> int:
+    kind, name = _kind_and_name(args.args, "logs")
+    if args.tail is not None and args.tail < 0:
+        raise _Usage(f"--tail must be >= 0; got {args.tail}")
+    paint = Painter(colour_wanted(sys.stdout))
+    colours: dict[str, str] = {}
+    cycle = itertools.cycle(_REPLICA_COLOURS)
+    with _connect(args) as client:
+        lines: Iterator[LogLine] = client.logs(
+            kind,
+            name,
+            replica_type=args.type,
+            index=args.index,
+            follow=args.follow,
+            tail=args.tail,
+            container=args.container,
+            timestamps=args.timestamps,
+        )
+        printed = notices = 0
+        try:
+            for line in lines:
+                if line.notice:
+                    notices += 1
+                    _say(f"[{line.replica}] {line.text}", sys.stderr)
+                    continue
+                printed += 1
+                colour = colours.setdefault(line.replica, next(cycle))
+                sys.stdout.write(f"{paint(f'[{line.replica}]', colour)} {line.text}\n")
+                if args.follow:
+                    sys.stdout.flush()
+        finally:
+            close = getattr(lines, "close", None)
+            if callable(close):
+                close()
+    if notices and not printed:
+        _error(f"no log of {kind.label}/{name} could be read (see the messages above)")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+# -- pause, resume, scale, delete ----------------------------------------------------------------
+
+
+def _cmd_pause(args: argparse.Namespace) -> int:
+    kind, name = _kind_and_name(args.args, args.command)
+    with _connect(args) as client:
+        if args.command == "pause":
+            job = client.pause(kind, name)
+            _say(
+                f"{_ref(job)} paused (its pods are being deleted; resume it with"
+                f" `t9k-sdk resume {kind.short_name} {name}`)"
+            )
+        else:
+            job = client.resume(kind, name)
+            _say(f"{_ref(job)} resumed")
+    return EXIT_OK
+
+
+def _cmd_scale(args: argparse.Namespace) -> int:
+    positional = list(args.args)
+    if len(positional) == 1 and "/" in positional[0]:
+        positional = positional[0].split("/", 1)
+    if len(positional) == 2:
+        if _kind(positional[0]).kind != "DeepSpeedJob":
+            raise _Usage("only elastic DeepSpeedJobs (dj) can be scaled")
+        positional = positional[1:]
+    if len(positional) != 1:
+        raise _Usage("scale needs the DeepSpeedJob's NAME (optionally after `dj`)")
+    with _connect(args) as client:
+        job = client.scale(positional[0], args.replicas)
+    elastic = job.spec.elastic
+    bounds = f" (elastic {elastic.min_replicas}..{elastic.max_replicas})" if elastic else ""
+    _say(f"{_ref(job)} scaled to {args.replicas} workers{bounds}")
+    return EXIT_OK
+
+
+def _cmd_delete(args: argparse.Namespace) -> int:
+    positional = list(args.args)
+    if len(positional) == 1 and "/" in positional[0]:
+        positional = positional[0].split("/", 1)
+    if len(positional) < 2:
+        raise _Usage("delete needs KIND and NAME (e.g. `gj mnist`)")
+    kind = _kind(positional[0])
+    status = EXIT_OK
+    with _connect(args) as client:
+        for name in positional[1:]:
+            try:
+                client.delete(kind, name, wait=args.wait)
+            except ClientError as exc:
+                if args.ignore_not_found and getattr(exc, "status", None) == 404:
+                    continue
+                _error(str(exc))
+                status = EXIT_FAILED
+                continue
+            _say(f"{kind.label}/{name} deleted")
+    return status
+
+
+# -- registration ------------------------------------------------------------------------------
+
+
+def _run(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Turn the client's errors into messages and exit codes."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except _Usage as exc:
+            args.parser.print_usage(sys.stderr)
+            _error(str(exc))
+            return EXIT_USAGE
+        except KubeconfigError as exc:
+            _error(str(exc))
+            return EXIT_FAILED
+        except (ClientError, InvalidManifestError) as exc:
+            _error(str(exc))
+            return EXIT_FAILED
+        except KeyboardInterrupt:
+            print(file=sys.stderr)
+            return EXIT_INTERRUPTED
+
+    return run
+
+
+def _cluster_options(parser: argparse.ArgumentParser) -> None:
+    """--kubeconfig, --context, -n: every cluster verb takes them."""
+    group = parser.add_argument_group("cluster options")
+    group.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config; in a pod: its service"
+        " account)",
+    )
+    group.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
+    group.add_argument(
+        "-n", "--namespace", metavar="NS", help="namespace (default: the context's, else `default`)"
+    )
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register the cluster verbs on `t9k-sdk`'s sub-command parser."""
+    fmt = argparse.RawDescriptionHelpFormatter
+
+    def verb(
+        name: str, help: str, description: str, examples: str, run: Callable[..., int]
+    ) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = sub.add_parser(
+            name,
+            help=help,
+            description=description,
+            epilog=f"examples:\n{examples}\n\n{EXIT_STATUS_HELP}",
+            formatter_class=fmt,
+        )
+        _cluster_options(p)
+        p.set_defaults(run=_run(run), parser=p)
+        return p
+
+    p = verb(
+        "apply",
+        "create or update jobs on the cluster (server-side apply)",
+        "Create or update the jobs of YAML manifests or Python files on the cluster, with\n"
+        "server-side apply (field manager t9k-sdk). Applying the same job again changes nothing.\n"
+        "Every input is read and validated first: if any is invalid, nothing is applied.\n\n"
+        "FILE is a YAML file (.yaml, .yml, .json), `-` (standard input), a Python file or module\n"
+        "defining jobs (as `t9k-sdk render` reads them), or a directory: its YAML files, or its\n"
+        "Python files if it has no YAML. A job without a namespace goes to -n (or the context's).",
+        "  t9k-sdk apply -f jobs/bert.py\n  t9k-sdk apply -f manifests/ -n team-a\n"
+        "  t9k-sdk render jobs/ | t9k-sdk apply -f -",
+        _cmd_apply,
+    )
+    p.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="a manifest, a Python file or module, a directory, or - (repeatable)",
+    )
+
+    p = verb(
+        "get",
+        "list jobs, or show one (table, yaml, json); -w to watch",
+        "List the jobs of a kind (all three kinds without KIND) or show one job.\n\n"
+        "Table columns: NAME KIND PHASE REPLICAS (running/desired) RESTARTS (replica restarts by\n"
+        "the operator) AGE; -o wide adds the reason and message of the job's headline condition\n"
+        "(Failed when it failed, else Running). -w prints the current state, then a line per\n"
+        "change; for one named job it ends when the job has finished.\n\n" + _KINDS_HELP,
+        "  t9k-sdk get\n  t9k-sdk get dj -A\n  t9k-sdk get gj mnist -o yaml\n"
+        "  t9k-sdk get gj/mnist -w",
+        _cmd_get,
+    )
+    p.add_argument("args", nargs="*", metavar="KIND [NAME]", help="kind, and a job's name")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "wide", "yaml", "json", "name"),
+        default="table",
+        help="output format (default: table)",
+    )
+    p.add_argument("-w", "--watch", action="store_true", help="keep printing changes")
+    p.add_argument(
+        "--watch-timeout", metavar="DURATION", help="with -w: stop after this long (e.g. 10m)"
+    )
+    p.add_argument(
+        "-A", "--all-namespaces", action="store_true", help="list the jobs of every namespace"
+    )
+
+    p = verb(
+        "describe",
+        "show a job in detail: spec, status, pods, events and a diagnosis",
+        "Show one job: a summary of its spec, its phase and conditions, each pod's state\n"
+        "(node, restarts, container state with waiting reasons and exit codes), the events of\n"
+        "the job and its pods, and a diagnosis: why pods are pending (the scheduler's message),\n"
+        "image pull errors, crash loops, failures with exit codes and termination messages,\n"
+        "restarts, an expired launcher barrier, or no operator looking at the job.\n\n"
+        + _KINDS_HELP,
+        "  t9k-sdk describe gj mnist\n  t9k-sdk describe dj/bert -n team-a",
+        _cmd_describe,
+    )
+    p.add_argument("args", nargs="+", metavar="KIND NAME")
+
+    p = verb(
+        "wait",
+        "wait until a job reaches a phase or condition; fail fast when it fails or is stuck",
+        "Wait, through a watch, until the job reaches a phase (--for phase=Succeeded, the\n"
+        "default) or a condition (--for condition=Completed, condition=Paused=False). Progress\n"
+        "goes to standard error.\n\n"
+        "Stops early, with exit status 1 and the reason, when the job fails (its failure\n"
+        "message, e.g. `Pod[mnist-worker-0] exited with error code 2`), when it finishes in\n"
+        "another state, or when it is stuck for the grace period: a pod that fits no node\n"
+        "(Unschedulable, with the scheduler's message), ImagePullBackOff, ErrImagePull,\n"
+        "InvalidImageName, CrashLoopBackOff, CreateContainerConfigError; an expired launcher\n"
+        "barrier stops it at once. Exit status 3 when the timeout passes first.\n\n" + _KINDS_HELP,
+        "  t9k-sdk wait gj mnist\n  t9k-sdk wait dj bert --for phase=Running --timeout 10m\n"
+        "  t9k-sdk wait gj mnist --for condition=Completed --stuck-grace 0",
+        _cmd_wait,
+    )
+    p.add_argument("args", nargs="+", metavar="KIND NAME")
+    p.add_argument(
+        "--for",
+        dest="for_",
+        default="phase=Succeeded",
+        metavar="phase=PHASE|condition=TYPE[=True|False]",
+        help="what to wait for (default: phase=Succeeded)",
+    )
+    p.add_argument(
+        "--timeout",
+        default="1h",
+        metavar="DURATION",
+        help="give up after this long, e.g. 90s, 10m, 2h (default 1h; 0 or none: no limit)",
+    )
+    p.add_argument(
+        "--stuck-grace",
+        default="60s",
+        metavar="DURATION",
+        help="how long a job may stay stuck before giving up (default 60s; 0: at once)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
+
+    p = verb(
+        "logs",
+        "print the logs of a job's replicas, each line prefixed [type-index]",
+        "Print the logs of every replica of a job (or of --type, or of --type and --index),\n"
+        "each line prefixed with its replica: [worker-0], [launcher]. With -f, wait for pods\n"
+        "that do not exist yet, read a restarted replica's new pod from its start, and stop\n"
+        "when the job has finished. --tail applies to the logs that exist when reading starts.\n"
+        "Messages about the logs themselves (e.g. a node whose kubelet cannot be reached) go to\n"
+        "standard error.\n\n" + _KINDS_HELP,
+        "  t9k-sdk logs gj mnist\n  t9k-sdk logs dj bert -f\n"
+        "  t9k-sdk logs gj mnist --type worker --index 1 --tail 100",
+        _cmd_logs,
+    )
+    p.add_argument("args", nargs="+", metavar="KIND NAME")
+    p.add_argument("--type", metavar="TYPE", help="only replicas of this type (worker, ...)")
+    p.add_argument("--index", type=int, metavar="N", help="only the replica with this index")
+    p.add_argument("-c", "--container", metavar="NAME", help="container (default: the first)")
+    p.add_argument("-f", "--follow", action="store_true", help="keep following until the job ends")
+    p.add_argument("--tail", type=int, metavar="N", help="only the last N lines of each log")
+    p.add_argument("--timestamps", action="store_true", help="prefix each line with its time")
+
+    for name, what in (
+        ("pause", "pause a job: its pods are deleted until it is resumed"),
+        ("resume", "resume a paused job"),
+    ):
+        p = verb(
+            name,
+            what,
+            what[0].upper() + what[1:] + " (sets spec.runMode.pause.enabled).\n\n" + _KINDS_HELP,
+            f"  t9k-sdk {name} gj mnist",
+            _cmd_pause,
+        )
+        p.add_argument("args", nargs="+", metavar="KIND NAME")
+
+    p = verb(
+        "scale",
+        "set the number of workers of an elastic DeepSpeedJob",
+        "Set spec.elastic.expectedReplicas of an elastic DeepSpeedJob. The number must lie\n"
+        "within spec.elastic.minReplicas..maxReplicas, which are fixed when the job is created;\n"
+        "the operator then relaunches the training on the new set of workers.",
+        "  t9k-sdk scale dj gpt --replicas 6\n  t9k-sdk scale gpt --replicas 2",
+        _cmd_scale,
+    )
+    p.add_argument("args", nargs="+", metavar="[dj] NAME")
+    p.add_argument("--replicas", type=int, required=True, metavar="N", help="number of workers")
+
+    p = verb(
+        "delete",
+        "delete jobs (their pods and other objects go with them)",
+        "Delete jobs; the garbage collector deletes their pods, services, config maps and\n"
+        "secrets.\n\n" + _KINDS_HELP,
+        "  t9k-sdk delete gj mnist\n  t9k-sdk delete dj bert gpt --wait",
+        _cmd_delete,
+    )
+    p.add_argument("args", nargs="+", metavar="KIND NAME [NAME...]")
+    p.add_argument("--wait", action="store_true", help="return once the jobs are gone")
+    p.add_argument(
+        "--ignore-not-found", action="store_true", help="a job that does not exist is not an error"
+    )

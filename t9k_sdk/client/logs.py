@@ -1,0 +1,344 @@
+"""Multi-replica log following with `[type-index]` prefixes (no I/O of its own).
+
+`follow_logs(feed, source, ...)` turns a feed of pod snapshots (the pods of one job, each time
+they change) and a log source (opens one container's log) into one stream of `LogLine`s:
+
+* one reader per container incarnation, keyed by (pod uid, container, restart count): a pod
+  that is deleted and created again under the same name (a replica restart) has a new uid, and
+  its log is read from the start; so is a container the kubelet restarted in place;
+* a pod is read once its container has started (running or terminated): pods that do not exist
+  yet, or are still being scheduled, are simply picked up by a later snapshot;
+* `tail` applies to the pods that exist when following begins; later incarnations are read in
+  full, so nothing they print is lost;
+* when the feed says the job has finished (`final`), readers of containers that are still
+  running get `drain` seconds to deliver what they have, then are closed, and the iteration ends
+  once every reader has.
+
+`Client.logs()` feeds it from a watch of the job and its pods, and reads logs from the API
+server. Tests feed it snapshots and a source they control: the local test cluster has no
+kubelet (kwok only writes pod status), so no container there ever produced a log line.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from t9k_sdk.reconcile import names
+
+__all__ = [
+    "LogLine",
+    "LogSource",
+    "LogStream",
+    "LogUnavailableError",
+    "PodFeed",
+    "PodSnapshot",
+    "follow_logs",
+    "replica_name",
+]
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """One line of a replica's log; `str(line)` is `[worker-0] text`."""
+
+    replica: str
+    """`worker-0`, `launcher`, ...: the replica type and index, from the pod's labels."""
+    text: str
+    """The line, without its newline."""
+    pod: str = ""
+    container: str = ""
+    notice: bool = False
+    """True for a message of t9k-sdk about the log (e.g. why it cannot be read), not a line
+    the container printed."""
+
+    def __str__(self) -> str:
+        return f"[{self.replica}] {self.text}"
+
+
+class LogUnavailableError(Exception):
+    """A log cannot be opened. `retry`: worth trying again when the pod changes."""
+
+    def __init__(self, message: str, *, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+class LogStream(Protocol):
+    """The lines of one container's log; `close()` (from any thread) ends the iteration."""
+
+    def __iter__(self) -> Iterator[str]: ...
+
+    def close(self) -> None: ...
+
+
+class LogSource(Protocol):
+    """Opens container logs. Raises `LogUnavailableError` when a log cannot be read."""
+
+    def open(
+        self, pod: str, container: str, *, follow: bool, tail: int | None, timestamps: bool
+    ) -> LogStream: ...
+
+
+@dataclass(frozen=True)
+class PodSnapshot:
+    """All the pods of a job at one moment. `final`: the job has finished, no more will come."""
+
+    pods: Sequence[Mapping[str, Any]]
+    final: bool = False
+
+
+class PodFeed(Protocol):
+    """Snapshots, each time the pods change; `close()` (from any thread) ends the iteration."""
+
+    def __iter__(self) -> Iterator[PodSnapshot]: ...
+
+    def close(self) -> None: ...
+
+
+def replica_name(pod: Mapping[str, Any]) -> str:
+    """`worker-0` from the pod's replica-type and replica-index labels (the pod name otherwise)."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    rtype = labels.get(names.REPLICA_TYPE)
+    if not rtype:
+        return str(meta.get("name", "?"))
+    index = labels.get(names.REPLICA_INDEX)
+    return f"{rtype}-{index}" if index not in (None, "") else str(rtype)
+
+
+def _selected(pod: Mapping[str, Any], replica_type: str | None, index: int | None) -> bool:
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if replica_type is not None and labels.get(names.REPLICA_TYPE) != replica_type:
+        return False
+    return index is None or labels.get(names.REPLICA_INDEX) == str(index)
+
+
+def _container_of(pod: Mapping[str, Any], wanted: str | None) -> tuple[str | None, list[str]]:
+    """(container to read or None, all container names)."""
+    spec = pod.get("spec") or {}
+    containers = [str(c.get("name")) for c in spec.get("containers") or ()]
+    if wanted is not None:
+        return (wanted if wanted in containers else None), containers
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    default = annotations.get("kubectl.kubernetes.io/default-container")
+    if default in containers:
+        return default, containers
+    return (containers[0] if containers else None), containers
+
+
+def _started(pod: Mapping[str, Any], container: str) -> tuple[bool, int, bool]:
+    """(has the container started, its restart count, is it still running)."""
+    for status in (pod.get("status") or {}).get("containerStatuses") or ():
+        if status.get("name") != container:
+            continue
+        state = status.get("state") or {}
+        restarts = int(status.get("restartCount") or 0)
+        return "running" in state or "terminated" in state, restarts, "running" in state
+    return False, 0, False
+
+
+_Key = tuple[str, str, int]
+
+
+@dataclass
+class _Reader:
+    key: _Key
+    replica: str
+    pod: str
+    container: str
+    running: bool
+    stream: LogStream | None = None
+    closed: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def attach(self, stream: LogStream) -> bool:
+        with self.lock:
+            if self.closed:
+                return False
+            self.stream = stream
+            return True
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            stream = self.stream
+        if stream is not None:
+            stream.close()
+
+
+def follow_logs(
+    feed: PodFeed | Iterable[PodSnapshot],
+    source: LogSource,
+    *,
+    follow: bool,
+    tail: int | None = None,
+    replica_type: str | None = None,
+    index: int | None = None,
+    container: str | None = None,
+    timestamps: bool = False,
+    drain: float = 2.0,
+) -> Iterator[LogLine]:
+    """The log lines of the selected replicas, as they arrive (see the module docstring).
+
+    Without `follow` every log is read to its current end, from the pods of the first snapshot
+    (which should be `final`). Closing the iterator closes every reader and the feed.
+    """
+    events: queue.Queue[tuple[str, Any]] = queue.Queue()
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for snapshot in feed:
+                events.put(("snapshot", snapshot))
+                if snapshot.final or stop.is_set() or not follow:
+                    break
+        except Exception as exc:
+            events.put(("feed-error", exc))
+        finally:
+            events.put(("feed-end", None))
+
+    def read(reader: _Reader, tail_lines: int | None) -> None:
+        try:
+            try:
+                stream = source.open(
+                    reader.pod,
+                    reader.container,
+                    follow=follow,
+                    tail=tail_lines,
+                    timestamps=timestamps,
+                )
+            except LogUnavailableError as exc:
+                events.put(("unavailable", (reader, exc)))
+                return
+            if not reader.attach(stream):
+                stream.close()
+                return
+            try:
+                for text in stream:
+                    events.put(
+                        ("line", LogLine(reader.replica, text, reader.pod, reader.container))
+                    )
+            finally:
+                stream.close()
+        except Exception as exc:
+            if not reader.closed:
+                message = f"t9k-sdk: the log of {reader.pod} ended with an error: {exc}"
+                events.put(("line", _notice(reader, message)))
+        finally:
+            events.put(("end", reader.key))
+
+    producer = threading.Thread(target=produce, name="t9k-logs-feed", daemon=True)
+    producer.start()
+    readers: dict[_Key, _Reader] = {}
+    done: set[_Key] = set()
+    noticed: set[tuple[str, str]] = set()
+    first = True
+    feed_over = False
+    drain_until: float | None = None
+    try:
+        while True:
+            if feed_over and not readers:
+                return
+            timeout = None
+            if drain_until is not None and readers:
+                timeout = max(0.0, drain_until - time.monotonic())
+            try:
+                kind, payload = events.get(timeout=timeout)
+            except queue.Empty:
+                for reader in list(readers.values()):
+                    if reader.running:
+                        reader.close()
+                drain_until = None
+                continue
+            if kind == "line":
+                yield payload
+            elif kind == "end":
+                readers.pop(payload, None)
+            elif kind == "unavailable":
+                reader, exc = payload
+                readers.pop(reader.key, None)
+                if exc.retry:
+                    done.discard(reader.key)
+                notice = (reader.pod, str(exc))
+                if notice not in noticed:
+                    noticed.add(notice)
+                    yield _notice(reader, f"t9k-sdk: cannot read the log of {reader.pod}: {exc}")
+            elif kind == "feed-error":
+                raise payload
+            elif kind == "feed-end":
+                feed_over = True
+            elif kind == "snapshot":
+                snapshot: PodSnapshot = payload
+                for pod in snapshot.pods:
+                    started = _start(pod, replica_type, index, container, done, noticed, first)
+                    if isinstance(started, LogLine):
+                        yield started
+                    elif started is not None:
+                        reader, tail_applies = started
+                        readers[reader.key] = reader
+                        done.add(reader.key)
+                        threading.Thread(
+                            target=read,
+                            args=(reader, tail if tail_applies else None),
+                            name=f"t9k-logs-{reader.pod}",
+                            daemon=True,
+                        ).start()
+                first = False
+                if snapshot.final or not follow:
+                    feed_over = True
+                    if follow:
+                        drain_until = time.monotonic() + drain
+    finally:
+        stop.set()
+        for reader in list(readers.values()):
+            reader.close()
+        close = getattr(feed, "close", None)
+        if callable(close):
+            close()
+
+
+def _notice(reader: _Reader, message: str) -> LogLine:
+    return LogLine(reader.replica, message, reader.pod, reader.container, notice=True)
+
+
+def _start(
+    pod: Mapping[str, Any],
+    replica_type: str | None,
+    index: int | None,
+    wanted: str | None,
+    done: set[_Key],
+    noticed: set[tuple[str, str]],
+    first: bool,
+) -> tuple[_Reader, bool] | LogLine | None:
+    """A reader to start for this pod (with whether `tail` applies), a notice, or nothing."""
+    if not _selected(pod, replica_type, index):
+        return None
+    meta = pod.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    uid = str(meta.get("uid", name))
+    replica = replica_name(pod)
+    chosen, containers = _container_of(pod, wanted)
+    if chosen is None:
+        message = (
+            f"t9k-sdk: pod {name} has no container {wanted!r} (its containers: {', '.join(containers)})"
+            if wanted
+            else f"t9k-sdk: pod {name} has no containers"
+        )
+        if (name, message) in noticed:
+            return None
+        noticed.add((name, message))
+        return LogLine(replica, message, name, wanted or "", notice=True)
+    started, restarts, running = _started(pod, chosen)
+    if not started:
+        return None
+    key = (uid, chosen, restarts)
+    if key in done:
+        return None
+    # The tail applies to what existed when following began, not to a later incarnation.
+    earlier = any(k[0] == uid and k[1] == chosen for k in done)
+    return _Reader(key, replica, name, chosen, running), first and not earlier
