@@ -1,0 +1,251 @@
+"""Why a job is stuck or failed, in words, from pod dicts as the API server returns them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from t9k_sdk.client.diagnosis import Finding, diagnose, pod_info
+from t9k_sdk.client.status import JobEvent
+
+NOW = datetime(2026, 1, 1, 12, 10, tzinfo=UTC)
+BARRIER = "t9k bootstrap: worker bert-worker-1.bert: sshd did not answer within 600s"
+
+
+def job(status: dict[str, Any] | None = None, created_ago: float = 600) -> dict[str, Any]:
+    created = (NOW - timedelta(seconds=created_ago)).isoformat()
+    return {
+        "kind": "GenericJob",
+        "metadata": {"name": "mnist", "creationTimestamp": created},
+        "status": status if status is not None else {"phase": "Pending"},
+    }
+
+
+def pod(
+    index: int = 0,
+    *,
+    phase: str = "Running",
+    node: str | None = "node-1",
+    containers: list[dict[str, Any]] | None = None,
+    conditions: list[dict[str, Any]] | None = None,
+    limits: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [
+            {"name": "worker", "resources": {"limits": limits}} if limits else {"name": "worker"}
+        ]
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "metadata": {
+            "name": f"mnist-worker-{index}",
+            "uid": f"u{index}",
+            "labels": {"replica-type": "worker", "replica-index": str(index)},
+        },
+        "spec": spec,
+        "status": {
+            "phase": phase,
+            "containerStatuses": containers or [],
+            "conditions": conditions or [],
+        },
+    }
+
+
+def messages(findings: list[Finding]) -> list[str]:
+    return [f"{f.severity}: {f.subject}: {f.message}" for f in findings]
+
+
+def test_an_unschedulable_pod_shows_the_schedulers_message_and_what_it_asks_for() -> None:
+    stuck = pod(
+        node=None,
+        phase="Pending",
+        limits={"nvidia.com/gpu": "99"},
+        conditions=[
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+            }
+        ],
+    )
+    findings = diagnose(job(), [stuck], [], NOW)
+    assert findings[0] == Finding(
+        "error",
+        "pod mnist-worker-0 (worker-0)",
+        "cannot be scheduled: 0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+        "it asks for nvidia.com/gpu=99; lower the request, or wait until a node has room",
+    )
+
+
+def test_an_image_pull_error_is_an_error_with_advice_on_the_image() -> None:
+    waiting = pod(
+        containers=[
+            {
+                "name": "worker",
+                "state": {
+                    "waiting": {
+                        "reason": "ImagePullBackOff",
+                        "message": 'Back-off pulling image "pytorch/pytorh:2"',
+                    }
+                },
+            }
+        ],
+        phase="Pending",
+    )
+    (finding,) = [f for f in diagnose(job(), [waiting], [], NOW) if f.severity == "error"]
+    assert finding.message == (
+        'container worker is waiting: ImagePullBackOff: Back-off pulling image "pytorch/pytorh:2"'
+    )
+    assert finding.hint is not None
+    assert "image name and tag" in finding.hint
+
+
+def test_a_crash_loop_gives_the_last_exit_code_restarts_and_the_logs_command() -> None:
+    crashing = pod(
+        containers=[
+            {
+                "name": "worker",
+                "restartCount": 5,
+                "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 2m40s"}},
+                "lastState": {"terminated": {"exitCode": 2, "reason": "Error"}},
+            }
+        ]
+    )
+    found = messages(diagnose(job(), [crashing], [], NOW))
+    assert found[:2] == [
+        "error: pod mnist-worker-0 (worker-0): container worker is waiting: CrashLoopBackOff:"
+        " back-off 2m40s (last exit code 2)",
+        "warning: pod mnist-worker-0 (worker-0): container worker restarted 5 times, last exit"
+        " code 2",
+    ]
+    hints = [f.hint for f in diagnose(job(), [crashing], [], NOW) if f.hint]
+    assert hints == ["read its log: t9k-sdk logs genericjob mnist --type worker --index 0"]
+
+
+def test_a_failed_pod_shows_its_exit_code_and_termination_message() -> None:
+    failed = pod(
+        phase="Failed",
+        containers=[
+            {
+                "name": "worker",
+                "state": {
+                    "terminated": {
+                        "exitCode": 137,
+                        "reason": "OOMKilled",
+                        "message": "killed at step 1200",
+                    }
+                },
+            }
+        ],
+    )
+    status = {
+        "phase": "Failed",
+        "conditions": [
+            {
+                "type": "Failed",
+                "status": "True",
+                "reason": "Failed",
+                "message": "Pod[mnist-worker-0] exited with error code 137",
+            }
+        ],
+    }
+    findings = diagnose(job(status), [failed], [], NOW)
+    assert messages(findings)[:2] == [
+        "error: job: failed (Failed): Pod[mnist-worker-0] exited with error code 137",
+        "error: pod mnist-worker-0 (worker-0): container worker exited with code 137"
+        " (OOMKilled): killed at step 1200",
+    ]
+    assert findings[1].hint == "the container ran out of memory: raise its memory limit"
+
+
+def test_an_expired_barrier_is_named_also_after_its_pod_is_gone() -> None:
+    status = {
+        "phase": "Running",
+        "tasks": [
+            {
+                "type": "worker",
+                "replicas": [
+                    {
+                        "name": "bert-worker-0",
+                        "containers": [{"name": "worker", "exitCode": 124, "message": BARRIER}],
+                    }
+                ],
+            }
+        ],
+    }
+    findings = diagnose(job(status), [], [], NOW)
+    assert messages(findings) == [
+        f"error: pod bert-worker-0: the launcher's readiness barrier gave up: {BARRIER}"
+    ]
+
+
+def test_a_job_without_status_after_a_while_points_at_the_operator() -> None:
+    (finding,) = diagnose(job({}, created_ago=90), [], [], NOW)
+    assert finding.severity == "warning"
+    assert finding.message == "has no status 90s after it was created: no operator has processed it"
+    assert finding.hint is not None
+    assert "t9k-operator is running" in finding.hint
+    (fresh,) = diagnose(job({}, created_ago=3), [], [], NOW)
+    assert fresh.severity == "info"
+
+
+def test_a_paused_job_says_how_to_resume_it() -> None:
+    (finding,) = diagnose(job({"phase": "Paused"}), [], [], NOW)
+    assert finding.hint == "resume it: t9k-sdk resume genericjob mnist"
+
+
+def test_warning_events_not_explained_otherwise_are_listed_once() -> None:
+    events = [
+        JobEvent(NOW, "Warning", "FailedCreate", "quota exceeded", "GenericJob/mnist"),
+        JobEvent(NOW, "Warning", "FailedCreate", "quota exceeded", "GenericJob/mnist"),
+        JobEvent(NOW, "Normal", "Pending", "The job is pending.", "GenericJob/mnist"),
+    ]
+    assert messages(diagnose(job(), [], events, NOW)) == [
+        "warning: GenericJob/mnist: event FailedCreate: quota exceeded"
+    ]
+
+
+def test_a_healthy_running_job_says_so_and_errors_come_first() -> None:
+    running = [pod(0, containers=[{"name": "worker", "state": {"running": {}}}]), pod(1)]
+    assert messages(diagnose(job({"phase": "Running"}), running, [], NOW)) == [
+        "info: job: 2 of 2 pods are running"
+    ]
+    failing = pod(
+        2,
+        phase="Failed",
+        containers=[{"name": "worker", "state": {"terminated": {"exitCode": 1}}}],
+    )
+    order = [f.severity for f in diagnose(job({"phase": "Paused"}), [failing], [], NOW)]
+    assert order == sorted(order, key=["error", "warning", "info"].index)
+
+
+def test_pod_info_summarises_state_for_describe() -> None:
+    info = pod_info(
+        pod(
+            containers=[
+                {
+                    "name": "worker",
+                    "restartCount": 1,
+                    "state": {"terminated": {"exitCode": 3, "reason": "Error", "message": "boom"}},
+                }
+            ],
+            phase="Failed",
+        )
+    )
+    assert (info.replica, info.phase, info.node, info.restarts) == (
+        "worker-0",
+        "Failed",
+        "node-1",
+        1,
+    )
+    assert (info.state, info.message) == ("Terminated: Error (exit code 3)", "boom")
+    unscheduled = pod_info(
+        pod(
+            node=None,
+            phase="Pending",
+            conditions=[{"type": "PodScheduled", "status": "False", "message": "no room"}],
+        )
+    )
+    assert (unscheduled.state, unscheduled.message) == ("Unschedulable", "no room")
