@@ -1,0 +1,186 @@
+"""The cluster verbs of `t9k-sdk` end to end: real API server, real operator, kwok's pods."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from t9k_sdk import codecs
+from t9k_sdk.cli import main
+from t9k_sdk.client import Client
+from tests.cluster.client_helpers import (
+    FAILS,
+    SUCCEEDS,
+    client_fixture,  # noqa: F401  (fixture `client`)
+    generic_job,
+    operator_fixture,  # noqa: F401  (fixture `operator`)
+)
+from tests.cluster.kube_helpers import wait_for
+
+Cli = Callable[..., tuple[int, str, str]]
+"""`cli("get", "gj")` runs `t9k-sdk get gj` on the test's namespace: (exit status, out, err)."""
+
+
+@pytest.fixture
+def cli(kubeconfig: Path, namespace: str, capsys: pytest.CaptureFixture[str]) -> Cli:
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main([*argv, "--kubeconfig", str(kubeconfig), "-n", namespace])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def write_yaml(path: Path, *manifests: dict[str, object]) -> Path:
+    path.write_text(codecs.dump_all_yaml(manifests))
+    return path
+
+
+@pytest.mark.usefixtures("operator")
+def test_apply_wait_get_describe_delete(cli: Cli, tmp_path: Path, namespace: str) -> None:
+    manifest = write_yaml(tmp_path / "ok.yaml", generic_job("ok", annotations=SUCCEEDS))
+    assert cli("apply", "-f", str(manifest)) == (0, "genericjob/ok created\n", "")
+    assert cli("apply", "-f", str(manifest)) == (0, "genericjob/ok unchanged\n", "")
+
+    code, out, err = cli("wait", "gj", "ok", "--timeout", "30s")
+    assert code == 0
+    assert out.startswith("genericjob/ok phase=Succeeded reached after ")
+    assert "genericjob/ok Succeeded: The job has finished successfully." in err  # progress
+
+    code, out, _ = cli("get")
+    assert code == 0
+    header, row = out.splitlines()
+    assert header.split() == ["NAME", "KIND", "PHASE", "REPLICAS", "RESTARTS", "AGE"]
+    assert row.split()[:5] == ["ok", "GenericJob", "Succeeded", "0/2", "0"]
+
+    code, out, _ = cli("get", "gj", "ok", "-o", "yaml")
+    assert code == 0
+    doc = yaml.safe_load(out)
+    assert (doc["kind"], doc["metadata"]["name"], doc["status"]["phase"]) == (
+        "GenericJob",
+        "ok",
+        "Succeeded",
+    )
+    assert "managedFields" not in doc["metadata"]
+    code, out, _ = cli("get", "gj", "-o", "json")
+    assert [i["metadata"]["name"] for i in json.loads(out)["items"]] == ["ok"]
+    assert cli("get", "genericjobs", "-o", "name")[1] == "genericjob/ok\n"
+
+    code, out, _ = cli("describe", "gj/ok")
+    assert code == 0
+    for heading in (
+        "Name:        ok",
+        "Phase:       Succeeded",
+        "Spec:",
+        "Conditions:",
+        "Pods:",
+        "Events:",
+        "Diagnosis:",
+    ):
+        assert heading in out
+    assert "info: job: finished successfully" in out
+    assert "SimulatedExit" in out
+
+    assert cli("delete", "gj", "ok", "--wait") == (0, "genericjob/ok deleted\n", "")
+    code, _, err = cli("get", "gj", "ok")
+    assert code == 1
+    assert err == f"t9k-sdk: error: GenericJob 'ok' not found in namespace '{namespace}'\n"
+    assert cli("delete", "gj", "ok", "--ignore-not-found") == (0, "", "")
+
+
+@pytest.mark.usefixtures("operator")
+def test_wait_exit_status_tells_failed_stuck_and_timed_out_apart(cli: Cli, client: Client) -> None:
+    client.apply(generic_job("bad", annotations=FAILS))
+    code, _, err = cli("wait", "gj", "bad", "-q")
+    assert code == 1
+    assert "t9k-sdk: error: genericjob/bad: Failed: The job is failed: Pod[bad-worker-" in err
+    assert "exited with error code 3" in err
+    assert "see `t9k-sdk describe gj bad` for details" in err
+
+    client.apply(generic_job("huge", replicas=1, limits={"nvidia.com/gpu": "99"}))
+    code, _, err = cli("wait", "gj", "huge", "--stuck-grace", "0")
+    assert code == 1
+    assert "genericjob/huge: Unschedulable: Pod[huge-worker-0] cannot be scheduled" in err
+    assert "Insufficient nvidia.com/gpu" in err
+    code, out, _ = cli("describe", "gj", "huge")
+    assert "error: pod huge-worker-0 (worker-0): cannot be scheduled" in out
+    assert "-> it asks for nvidia.com/gpu=99" in out
+
+    client.apply(generic_job("slow", replicas=1))
+    code, _, err = cli("wait", "gj", "slow", "--timeout", "1s")
+    assert code == 3
+    assert "genericjob/slow: timed out: phase=Succeeded not reached within 1s" in err
+    code, _, _ = cli("wait", "gj", "slow", "--for", "phase=Running", "--timeout", "30s")
+    assert code == 0
+
+
+@pytest.mark.usefixtures("operator")
+def test_apply_a_python_file_then_pause_resume_and_scale(
+    cli: Cli, tmp_path: Path, client: Client
+) -> None:
+    source = tmp_path / "jobs.py"
+    source.write_text(textwrap.dedent("""\
+            from t9k_sdk import DeepSpeedJob, Elastic
+
+            gpt = DeepSpeedJob(name="gpt", image="ds:1", workers=2, elastic=Elastic(min=1, max=3),
+                               run=["train.py"])
+            """))
+    assert cli("apply", "-f", str(source)) == (0, "deepspeedjob/gpt created\n", "")
+    assert cli("wait", "dj", "gpt", "--for", "phase=Running", "-q", "--timeout", "30s")[0] == 0
+
+    code, out, _ = cli("pause", "dj", "gpt")
+    assert (code, out.split(" (")[0]) == (0, "deepspeedjob/gpt paused")
+    assert cli("wait", "dj", "gpt", "--for", "condition=Paused", "-q", "--timeout", "30s")[0] == 0
+    assert cli("resume", "dj", "gpt") == (0, "deepspeedjob/gpt resumed\n", "")
+    assert cli("wait", "dj", "gpt", "--for", "phase=Running", "-q", "--timeout", "30s")[0] == 0
+
+    assert cli("scale", "gpt", "--replicas", "3") == (
+        0,
+        "deepspeedjob/gpt scaled to 3 workers (elastic 1..3)\n",
+        "",
+    )
+    wait_for(lambda: len(client.pods("dj", "gpt")), lambda n: n == 3, "three workers")
+    code, _, err = cli("scale", "dj", "gpt", "--replicas", "4")
+    assert code == 1
+    assert "can run on 1 to 3 workers" in err
+
+
+@pytest.mark.usefixtures("operator")
+def test_get_watch_follows_one_job_until_it_finishes(cli: Cli, client: Client) -> None:
+    client.apply(generic_job("watched", annotations=SUCCEEDS))
+    code, out, _ = cli("get", "gj", "watched", "-w", "--watch-timeout", "30s")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAME", "KIND", "PHASE", "REPLICAS", "RESTARTS", "AGE"]
+    phases = [line.split()[2] for line in lines[1:]]
+    assert phases[-1] == "Succeeded"
+    assert len(phases) >= 2  # the state it had first, then the changes
+
+
+def test_the_console_script_runs(kubeconfig: Path, namespace: str, client: Client) -> None:
+    client.apply(generic_job("script"))
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "t9k-sdk"),
+            "get",
+            "gj",
+            "--kubeconfig",
+            str(kubeconfig),
+            "-n",
+            namespace,
+            "-o",
+            "name",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "genericjob/script\n", "")
