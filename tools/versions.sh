@@ -8,3 +8,13 @@ GO_LINE="$(go env GOVERSION 2>/dev/null | sed -E 's/^go([0-9]+\.[0-9]+).*/go\1/'
 T9K_CACHE_ROOT="${T9K_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/t9k-sdk}"
 T9K_BIN_DIR="$T9K_CACHE_ROOT/bin/k8s-${K8S_VERSION}_etcd-${ETCD_VERSION}_kwok-${KWOK_VERSION}_${GO_LINE:-go}"
 export K8S_VERSION ETCD_VERSION KWOK_VERSION T9K_BIN_DIR
+
+# --- Pulumi (CLI, Python language host, Kubernetes provider): tools/ensure-pulumi-binaries.sh ---
+# Built from the wrapper modules in tools/gobuild/pulumi and tools/gobuild/pulumi-kubernetes; see
+# docs/contributing/pulumi-binaries.md. PULUMI_K8S_VERSION is the version stamped into the provider
+# binary and the one to pin pulumi-kubernetes to on PyPI; the module itself is required at a
+# pseudo-version in tools/gobuild/pulumi-kubernetes/go.mod (the provider module has no tags).
+PULUMI_VERSION=v3.259.0
+PULUMI_K8S_VERSION=v4.25.0
+T9K_PULUMI_BIN_DIR="$T9K_CACHE_ROOT/bin/pulumi-${PULUMI_VERSION}_k8s-${PULUMI_K8S_VERSION}_${GO_LINE:-go}"
+export PULUMI_VERSION PULUMI_K8S_VERSION T9K_PULUMI_BIN_DIR
