@@ -573,7 +573,7 @@ def _cmd_wait(args: argparse.Namespace) -> int:
             return EXIT_TIMEOUT
         except WaitError as exc:
             _error(f"{ref}: {exc.reason}: {exc.message}")
-            ns = f" -n {exc.namespace}" if exc.namespace != client.namespace else ""
+            ns = f" -n {exc.namespace}" if args.namespace else ""
             _say(f"  see `t9k-sdk describe {kind.short_name} {name}{ns}` for details", sys.stderr)
             return EXIT_FAILED
     elapsed = human_age(time.monotonic() - start)
