@@ -330,12 +330,12 @@ class Cluster:
         if grace_period_seconds is not None:
             body["gracePeriodSeconds"] = grace_period_seconds
         try:
-            self._request(
+            self._json(  # reads the body: a connection with an unread one must not be reused
                 "DELETE",
                 resource.path(namespace, name),
                 what=f"delete {resource} {namespace}/{name}",
                 body=body,
-            ).release_conn()
+            )
         except ApiError as err:
             # 409 with a uid precondition: the object we meant is gone; a newer one has the name.
             if err.not_found or (uid is not None and err.status == 409):
