@@ -14,6 +14,8 @@ Writes:
   parameters, signatures and docstrings.
 * The block between the `rules` markers in `docs/concepts/validation.md`: every CEL rule of the
   CRDs with its field path and message.
+* The block between the `help texts` markers in `docs/reference/cli.md`: the `--help` of
+  `t9k-sdk` and of each subcommand, verbatim.
 
 Everything is read from the models (field aliases, docstrings, `json_schema_extra`, annotated
 constraints), so the output is deterministic and changes only when the code does.
@@ -22,11 +24,14 @@ constraints), so the output is deterministic and changes only when the code does
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import difflib
 import enum
 import inspect
+import io
 import json
+import os
 import re
 import sys
 import types
@@ -51,8 +56,13 @@ from t9k_sdk.models import K8sModel, K8sPassthroughModel  # noqa: E402
 API_MD = ROOT / "docs" / "reference" / "api.md"
 PYTHON_MD = ROOT / "docs" / "reference" / "python.md"
 VALIDATION_MD = ROOT / "docs" / "concepts" / "validation.md"
+CLI_MD = ROOT / "docs" / "reference" / "cli.md"
 RULES_BEGIN = "<!-- BEGIN GENERATED: rules (docs/gen_reference.py) -->"
 RULES_END = "<!-- END GENERATED: rules -->"
+HELP_BEGIN = "<!-- BEGIN GENERATED: help texts (docs/gen_reference.py) -->"
+HELP_END = "<!-- END GENERATED: help texts -->"
+HELP_WIDTH = 100
+"""Terminal width for the help texts (argparse wraps to $COLUMNS), so the page is stable."""
 
 K8S_API_DOCS = "https://kubernetes.io/docs/reference/generated/kubernetes-api/v1.34/"
 KINDS = ("GenericJob", "ColossalAIJob", "DeepSpeedJob")
@@ -602,13 +612,60 @@ def render_rules(entries: Mapping[object, Entry]) -> str:
     return "\n".join(lines)
 
 
+def splice(page: str, block: str, begin: str, end: str) -> str:
+    """`page` with the text from marker `begin` to marker `end` replaced by `block`."""
+    start = page.find(begin)
+    stop = page.find(end)
+    if start < 0 or stop < start:
+        raise ValueError(f"a page lacks the markers {begin!r} ... {end!r}")
+    return page[:start] + block + page[stop + len(end) :]
+
+
 def splice_rules(page: str, block: str) -> str:
     """`page` with the text between the rule markers replaced by `block`."""
-    start = page.find(RULES_BEGIN)
-    end = page.find(RULES_END)
-    if start < 0 or end < start:
-        raise ValueError(f"{VALIDATION_MD} lacks the markers {RULES_BEGIN!r} ... {RULES_END!r}")
-    return page[:start] + block + page[end + len(RULES_END) :]
+    return splice(page, block, RULES_BEGIN, RULES_END)
+
+
+# =============================================================================================
+# The help texts of cli.md
+# =============================================================================================
+
+
+def cli_help(args: list[str]) -> str:
+    """What `t9k-sdk ARGS --help` prints, wrapped at HELP_WIDTH columns."""
+    from t9k_sdk.cli import main as cli_main
+
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(HELP_WIDTH)
+    buffer = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buffer):
+            status = cli_main([*args, "--help"])
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
+    if status != 0:
+        raise RuntimeError(f"t9k-sdk {' '.join(args)} --help exited with {status}")
+    return buffer.getvalue()
+
+
+def cli_commands() -> list[str]:
+    """The subcommands listed by `t9k-sdk --help`, in its order."""
+    text = cli_help([])
+    block = text.split("positional arguments:", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"^ {4}([a-z][a-z-]*)\s", block, flags=re.M)
+
+
+def render_help() -> str:
+    """The verbatim `--help` of `t9k-sdk` and of every subcommand."""
+    lines = [HELP_BEGIN, ""]
+    for args in ([], *([c] for c in cli_commands())):
+        title = " ".join(["t9k-sdk", *args, "--help"])
+        lines += [f"### `{title}`", "", "```text", cli_help(args).rstrip("\n"), "```", ""]
+    lines.append(HELP_END)
+    return "\n".join(lines)
 
 
 # =============================================================================================
@@ -635,6 +692,8 @@ PY_EXTRA: tuple[tuple[str, str], ...] = (
     ("t9k_sdk.validation", "validate_manifest"),
     ("t9k_sdk.crds", "generate_crds"),
     ("t9k_sdk.crds", "crd_for"),
+    ("t9k_sdk.install", "install_manifests"),
+    ("t9k_sdk.client", "Client"),
 )
 """Public functions of public submodules that the guides use."""
 
@@ -783,6 +842,11 @@ def public_members(cls: type) -> list[tuple[str, object]]:
     return sorted(out)
 
 
+def _summary(doc: str | None) -> str:
+    """The first paragraph of a docstring, on one line."""
+    return text_of(doc).split("\n\n", 1)[0]
+
+
 def members_md(cls: type) -> list[str]:
     lines: list[str] = []
     for name, member in public_members(cls):
@@ -792,13 +856,13 @@ def members_md(cls: type) -> list[str]:
             ret = inspect.signature(member.fget).return_annotation if member.fget else None
             if ret not in (None, inspect.Signature.empty):
                 sig = f" -> {py_type(ret)}"
-            lines.append(f"- `{name}{sig}` (property): {md_text(text_of(doc), cell=False)}")
+            lines.append(f"- `{name}{sig}` (property): {md_text(_summary(doc), cell=False)}")
             continue
         func = member.__func__ if isinstance(member, classmethod | staticmethod) else member
         assert callable(func)
         drop = not isinstance(member, staticmethod)
         label = "classmethod: " if isinstance(member, classmethod) else ""
-        doc = md_text(text_of(getattr(func, "__doc__", None)), cell=False)
+        doc = md_text(_summary(getattr(func, "__doc__", None)), cell=False)
         lines.append(f"- `{name}{signature_text(func, drop_first=drop)}`: {label}{doc}")
     return lines
 
@@ -844,12 +908,10 @@ def object_md(qualname: str, obj: object) -> list[str]:
     if inspect.isclass(obj):
         kind = "exception" if issubclass(obj, BaseException) else "class"
         bases = ", ".join(b.__name__ for b in obj.__bases__ if b is not object)
-        sig = ""
-        if dataclasses.is_dataclass(obj) or issubclass(obj, BaseException):
-            try:
-                sig = signature_text(obj, returns=False)
-            except (TypeError, ValueError):
-                sig = ""
+        try:
+            sig = signature_text(obj, returns=False)
+        except (TypeError, ValueError):
+            sig = ""
         out += [f"`{kind} {name}{sig}`" + (f" (subclass of `{bases}`)" if bases else ""), ""]
         out += [docstring_md(obj.__doc__), ""]
         members = members_md(obj)
@@ -928,6 +990,8 @@ def render_all() -> dict[Path, str]:
     out = {API_MD: render_api(entries), PYTHON_MD: render_python()}
     if VALIDATION_MD.exists():
         out[VALIDATION_MD] = splice_rules(VALIDATION_MD.read_text(), render_rules(entries))
+    if CLI_MD.exists():
+        out[CLI_MD] = splice(CLI_MD.read_text(), render_help(), HELP_BEGIN, HELP_END)
     return out
 
 
