@@ -12,6 +12,8 @@
 * `start_operator` (per test): `start(*flags)` starts a real `t9k-operator` process watching the
   test's namespace (Lease there too); each is stopped after the test and its log printed (shown
   for a failed test). See tests/cluster/operator_helpers.py.
+* `e2e` (per module) and `jobs` (per test): one operator shared by a whole test module, in a
+  namespace of its own, and a per-test driver of jobs. See tests/cluster/e2e_helpers.py.
 
 If the cluster cannot start the tests are skipped, unless T9K_REQUIRE_CLUSTER=1 (`make test`, CI),
 where it is an error. Every test in this directory is marked `cluster` by tests/conftest.py.
@@ -19,6 +21,7 @@ where it is an error. Every test in this directory is marked `cluster` by tests/
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -30,6 +33,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
+from tests.cluster.e2e_helpers import E2E, Jobs, pod_history
 from tests.cluster.kube_helpers import Cluster
 from tests.cluster.operator_helpers import Operator, launch_operators
 from tools import cluster as cluster_tool
@@ -96,14 +100,20 @@ def core_v1(api_client: client.ApiClient) -> client.CoreV1Api:
     return client.CoreV1Api(api_client)
 
 
-@pytest.fixture
-def namespace(request: pytest.FixtureRequest, core_v1: client.CoreV1Api) -> Iterator[str]:
-    slug = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")[:40].strip("-")
+@contextlib.contextmanager
+def _fresh_namespace(core_v1: client.CoreV1Api, label: str) -> Iterator[str]:
+    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:40].strip("-")
     name = f"t-{slug}-{uuid.uuid4().hex[:6]}"
     core_v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
     yield name
     # The namespace controller deletes what is left in it; nothing waits for that.
     core_v1.delete_namespace(name, propagation_policy="Background")
+
+
+@pytest.fixture
+def namespace(request: pytest.FixtureRequest, core_v1: client.CoreV1Api) -> Iterator[str]:
+    with _fresh_namespace(core_v1, request.node.name) as name:
+        yield name
 
 
 @pytest.fixture(scope="session")
@@ -117,3 +127,31 @@ def start_operator(
 ) -> Iterator[Callable[..., Operator]]:
     with launch_operators(kubeconfig, namespace, tmp_path) as start:
         yield start
+
+
+@pytest.fixture(scope="module")
+def e2e(
+    request: pytest.FixtureRequest,
+    kubeconfig: Path,
+    api_client: client.ApiClient,
+    core_v1: client.CoreV1Api,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[E2E]:
+    """One operator for the whole module, watching a namespace of the module's own."""
+    label = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    log_dir = tmp_path_factory.mktemp("operator")
+    with (
+        _fresh_namespace(core_v1, label) as name,
+        launch_operators(kubeconfig, name, log_dir) as start,
+        pod_history(api_client, name) as history,
+    ):
+        op = start("--workers", "8")
+        op.wait_ready("leader")
+        yield E2E(name, op, history)
+
+
+@pytest.fixture
+def jobs(e2e: E2E, custom: client.CustomObjectsApi, core_v1: client.CoreV1Api) -> Iterator[Jobs]:
+    driver = Jobs(custom, core_v1, e2e)
+    yield driver
+    driver.close()

@@ -1,0 +1,453 @@
+"""Driving jobs end to end: one real operator per test module, kwok finishing the pods.
+
+    def test_x(jobs: Jobs) -> None:
+        jobs.create(generic_job("a", replica("worker", 2, annotations=finish(code=1))))
+        status = jobs.wait_phase("a", "Failed")
+
+* `E2E` (fixture `e2e`, one per test module): a namespace of its own, one `t9k-operator` watching
+  it (started with `launch_operators`, the same launcher as the `start_operator` fixture) and a
+  `PodHistory` that watches the namespace's pods, so a test can tell a recreated pod (same name,
+  new uid) from the original even when the original lived for a second only.
+* `Jobs` (fixture `jobs`, per test): creates jobs, waits for phases, conditions, pods and Events
+  with deadlines; on teardown deletes the test's jobs and prints the operator's log lines written
+  during the test (pytest shows them when the test failed).
+* Manifest builders for the three kinds (`generic_job`, `replica`, `deepspeed_job`,
+  `colossalai_job`) and `finish(...)`, the kwok annotations that make a pod end.
+
+Tests run sequentially but are written so their jobs run in parallel: a test creates all its
+jobs first and then waits for each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubernetes import client, watch
+from kubernetes.client.exceptions import ApiException
+
+from tests.cluster.kube_helpers import EXIT_CODE, REASON, RUN_FOR, wait_for
+from tests.cluster.operator_helpers import API_VERSION, PLURALS, Operator, job_events
+
+IMAGE = "example.invalid/t9k:sim"
+OWNER_LABEL = "tensorstack.dev/owner-name"
+FINAL_PHASES = ("Succeeded", "Failed")
+TIMEOUT = 30.0
+
+
+# --- manifests -------------------------------------------------------------------------------
+
+
+def finish(code: int = 0, after: str = "1s", reason: str | None = None) -> dict[str, str]:
+    """kwok annotations: the pod runs for `after`, then every container exits with `code`."""
+    out = {RUN_FOR: after, EXIT_CODE: str(code)}
+    if reason is not None:
+        out[REASON] = reason
+    return out
+
+
+def container(
+    name: str = "worker", command: list[str] | None = None, **extra: Any
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name, "image": IMAGE}
+    if command is not None:
+        out["command"] = command
+    out.update(extra)
+    return out
+
+
+def template(
+    *containers: dict[str, Any],
+    annotations: Mapping[str, str] | None = None,
+    init_containers: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": list(containers) or [container()]}
+    if init_containers:
+        spec["initContainers"] = init_containers
+    out: dict[str, Any] = {"spec": spec}
+    if annotations:
+        out["metadata"] = {"annotations": dict(annotations)}
+    return out
+
+
+def replica(
+    type_: str,
+    count: int = 1,
+    *,
+    annotations: Mapping[str, str] | None = None,
+    command: list[str] | None = None,
+    restart: tuple[str, int] | None = None,
+    containers: list[dict[str, Any]] | None = None,
+    init_containers: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A GenericJob replica spec; `restart` is (policy, limit)."""
+    cs = containers or [container("worker", command or ["train", "--rank=$(rank)"])]
+    out: dict[str, Any] = {
+        "type": type_,
+        "replicas": count,
+        "template": template(*cs, annotations=annotations, init_containers=init_containers),
+    }
+    if restart is not None:
+        out["restartPolicy"] = {"policy": restart[0], "limit": restart[1]}
+    return out
+
+
+def generic_job(name: str, *replicas: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "GenericJob",
+        "metadata": {"name": name},
+        "spec": {**spec, "replicaSpecs": list(replicas) or [replica("worker")]},
+    }
+
+
+def deepspeed_job(
+    name: str,
+    workers: int = 2,
+    *,
+    annotations: Mapping[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "DeepSpeedJob",
+        "metadata": {"name": name},
+        "spec": {
+            "config": {"slotsPerWorker": 1, "run": {"python": ["train.py", "--epochs=1"]}},
+            **spec,
+            "worker": {
+                "replicas": workers,
+                "template": template(container("worker"), annotations=annotations),
+            },
+        },
+    }
+
+
+def colossalai_job(
+    name: str,
+    workers: int = 2,
+    *,
+    launcher_annotations: Mapping[str, str] | None = None,
+    worker_annotations: Mapping[str, str] | None = None,
+    worker_container: str = "worker",
+    worker_restart: tuple[str, int] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    worker: dict[str, Any] = {
+        "type": "worker",
+        "replicas": workers,
+        "template": template(container(worker_container), annotations=worker_annotations),
+    }
+    if worker_restart is not None:
+        worker["restartPolicy"] = {"policy": worker_restart[0], "limit": worker_restart[1]}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ColossalAIJob",
+        "metadata": {"name": name},
+        "spec": {
+            "torchConfig": {"procPerWorker": 2, "script": ["train.py", "--epochs=1"]},
+            **spec,
+            "replicaSpecs": [
+                {
+                    "type": "launcher",
+                    "replicas": 1,
+                    "template": template(container("launcher"), annotations=launcher_annotations),
+                },
+                worker,
+            ],
+        },
+    }
+
+
+# --- status helpers --------------------------------------------------------------------------
+
+
+def condition(status: Mapping[str, Any], type_: str) -> dict[str, Any]:
+    """The condition `type_` of a job status ({} when absent)."""
+    for c in status.get("conditions") or ():
+        if c.get("type") == type_:
+            return dict(c)
+    return {}
+
+
+def replicas_of(status: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """pod name -> its `status.tasks[].replicas[]` entry."""
+    return {r["name"]: r for t in status.get("tasks") or () for r in t.get("replicas") or ()}
+
+
+def restart_counts(status: Mapping[str, Any]) -> dict[str, int]:
+    return {t["type"]: int(t.get("restartCount") or 0) for t in status.get("tasks") or ()}
+
+
+# --- pod history -----------------------------------------------------------------------------
+
+
+class PodHistory:
+    """Every pod uid seen in a namespace, per pod name, in order (a watch in a thread)."""
+
+    def __init__(self, api: client.ApiClient, namespace: str) -> None:
+        self._core = client.CoreV1Api(api)
+        self._namespace = namespace
+        self._uids: dict[str, list[str]] = defaultdict(list)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="pod-history", daemon=True)
+        self._thread.start()
+
+    def _record(self, pod: Any) -> None:
+        with self._lock:
+            uids = self._uids[pod.metadata.name]
+            if pod.metadata.uid not in uids:
+                uids.append(pod.metadata.uid)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                listed = self._core.list_namespaced_pod(self._namespace)
+                for pod in listed.items:
+                    self._record(pod)
+                version = listed.metadata.resource_version
+                while not self._stop.is_set():
+                    w = watch.Watch()
+                    try:
+                        for event in w.stream(
+                            self._core.list_namespaced_pod,
+                            self._namespace,
+                            resource_version=version,
+                            timeout_seconds=2,
+                        ):
+                            obj = event["object"]
+                            if event["type"] == "ERROR":
+                                raise ApiException(status=getattr(obj, "code", 500))
+                            self._record(obj)
+                            version = obj.metadata.resource_version
+                    except ApiException as err:
+                        if err.status == 410:  # expired: list again
+                            break
+                        raise
+        except BaseException as err:  # surfaced by uids()
+            self._error = err
+
+    def uids(self, name: str) -> list[str]:
+        """Uids of the pods named `name`, oldest first."""
+        if self._error is not None:
+            raise AssertionError(f"the pod watch failed: {self._error!r}")
+        with self._lock:
+            return list(self._uids.get(name, ()))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+# --- the driver ------------------------------------------------------------------------------
+
+
+@dataclass
+class E2E:
+    """What a test module shares: its namespace, its operator and the pod history."""
+
+    namespace: str
+    operator: Operator
+    pods: PodHistory
+
+
+@dataclass
+class Jobs:
+    """One test's view of the jobs it creates (fixture `jobs`)."""
+
+    custom: client.CustomObjectsApi
+    core_v1: client.CoreV1Api
+    env: E2E
+    created: list[tuple[str, str]] = field(default_factory=list)
+    log_offset: int = 0
+
+    def __post_init__(self) -> None:
+        self.log_offset = self.env.operator.log_path.stat().st_size
+
+    @property
+    def namespace(self) -> str:
+        return self.env.namespace
+
+    @property
+    def history(self) -> PodHistory:
+        return self.env.pods
+
+    # -- jobs ---------------------------------------------------------------------------------
+
+    def create(self, *manifests: dict[str, Any]) -> None:
+        for manifest in manifests:
+            kind = manifest["kind"]
+            self.custom.create_namespaced_custom_object(
+                "batch.tensorstack.dev", "v1beta1", self.namespace, PLURALS[kind], manifest
+            )
+            self.created.append((kind, manifest["metadata"]["name"]))
+
+    def kind_of(self, name: str) -> str:
+        return next((k for k, n in self.created if n == name), "GenericJob")
+
+    def read(self, name: str) -> dict[str, Any]:
+        plural = PLURALS[self.kind_of(name)]
+        return dict(
+            self.custom.get_namespaced_custom_object(
+                "batch.tensorstack.dev", "v1beta1", self.namespace, plural, name
+            )
+        )
+
+    def status(self, name: str) -> dict[str, Any]:
+        return dict(self.read(name).get("status") or {})
+
+    def patch(self, name: str, body: dict[str, Any]) -> None:
+        """Merge-patch the job (e.g. {"spec": {"runMode": {"pause": {"enabled": True}}}})."""
+        plural = PLURALS[self.kind_of(name)]
+        self.custom.api_client.call_api(
+            f"/apis/batch.tensorstack.dev/v1beta1/namespaces/{self.namespace}/{plural}/{name}",
+            "PATCH",
+            header_params={
+                "Content-Type": "application/merge-patch+json",
+                "Accept": "application/json",
+            },
+            body=body,
+            auth_settings=["BearerToken"],
+            _return_http_data_only=True,
+            _preload_content=False,
+        )
+
+    def delete(self, name: str) -> None:
+        plural = PLURALS[self.kind_of(name)]
+        self.custom.delete_namespaced_custom_object(
+            "batch.tensorstack.dev",
+            "v1beta1",
+            self.namespace,
+            plural,
+            name,
+            propagation_policy="Background",
+        )
+
+    def wait_status(
+        self,
+        name: str,
+        done: Callable[[dict[str, Any]], bool],
+        what: str,
+        timeout: float = TIMEOUT,
+    ) -> dict[str, Any]:
+        return wait_for(
+            lambda: self.status(name),
+            done,
+            f"{self.kind_of(name)} {name}: {what}",
+            timeout,
+        )
+
+    def wait_phase(self, name: str, phase: str, timeout: float = TIMEOUT) -> dict[str, Any]:
+        return self.wait_status(name, lambda s: s.get("phase") == phase, f"phase {phase}", timeout)
+
+    def wait_final(self, name: str, timeout: float = TIMEOUT) -> dict[str, Any]:
+        return self.wait_status(
+            name, lambda s: s.get("phase") in FINAL_PHASES, "a final phase", timeout
+        )
+
+    # -- pods ---------------------------------------------------------------------------------
+
+    def pods(self, job: str) -> dict[str, Any]:
+        """name -> pod, of the pods labelled as the job's."""
+        listed = self.core_v1.list_namespaced_pod(
+            self.namespace, label_selector=f"{OWNER_LABEL}={job}"
+        )
+        return {p.metadata.name: p for p in listed.items}
+
+    def pod(self, name: str) -> Any:
+        return self.core_v1.read_namespaced_pod(name, self.namespace)
+
+    def wait_pods(
+        self,
+        job: str,
+        done: Callable[[dict[str, Any]], bool],
+        what: str,
+        timeout: float = TIMEOUT,
+    ) -> dict[str, Any]:
+        return wait_for(lambda: self.pods(job), done, f"pods of {job}: {what}", timeout)
+
+    def wait_running(self, job: str, names: set[str], timeout: float = TIMEOUT) -> dict[str, Any]:
+        """Wait until exactly the pods `names` exist and are Running; return them."""
+        return self.wait_pods(
+            job,
+            lambda ps: set(ps) == names and all(p.status.phase == "Running" for p in ps.values()),
+            f"exactly {sorted(names)} running",
+            timeout,
+        )
+
+    def end_pod(self, name: str, code: int = 0, after: str = "0s") -> None:
+        """Make a running pod finish (kwok counts from the patch)."""
+        self.core_v1.patch_namespaced_pod(
+            name, self.namespace, {"metadata": {"annotations": finish(code, after)}}
+        )
+
+    # -- events -------------------------------------------------------------------------------
+
+    def events(self, name: str) -> list[tuple[str, str, str]]:
+        """(type, reason, message) of the job's Events, oldest first."""
+        events = job_events(self.core_v1, self.namespace, name, self.kind_of(name))
+        # The operator names its Events `<job>.<time_ns in hex>`: the name orders them.
+        events.sort(key=lambda e: (len(e.metadata.name), e.metadata.name))
+        return [(e.type, e.reason, e.message) for e in events]
+
+    def event_count(self, name: str, reason: str) -> int:
+        """How often an Event was recorded (a repeat within minutes bumps `count`)."""
+        events = job_events(self.core_v1, self.namespace, name, self.kind_of(name))
+        return sum(e.count or 1 for e in events if e.reason == reason)
+
+    def reasons(self, name: str) -> list[str]:
+        return [reason for _type, reason, _message in self.events(name)]
+
+    def wait_event(self, name: str, reason: str, timeout: float = TIMEOUT) -> tuple[str, str, str]:
+        found = wait_for(
+            lambda: [e for e in self.events(name) if e[1] == reason],
+            bool,
+            f"an Event {reason} on {name}",
+            timeout,
+        )
+        return found[0]
+
+    # -- teardown -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        for kind, name in self.created:
+            with contextlib.suppress(ApiException):
+                self.custom.delete_namespaced_custom_object(
+                    "batch.tensorstack.dev",
+                    "v1beta1",
+                    self.namespace,
+                    PLURALS[kind],
+                    name,
+                    propagation_policy="Background",
+                )
+        with self.env.operator.log_path.open("rb") as fh:
+            fh.seek(self.log_offset)
+            text = fh.read().decode(errors="replace")
+        print(f"===== operator log during the test ({self.env.operator.log_path}) =====")
+        print(text)
+
+
+def stays(fetch: Callable[[], Any], seconds: float, interval: float = 0.25) -> list[Any]:
+    """Sample `fetch()` for `seconds` (to show that something does NOT change); all samples."""
+    samples = [fetch()]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        time.sleep(interval)
+        samples.append(fetch())
+    return samples
+
+
+@contextlib.contextmanager
+def pod_history(api: client.ApiClient, namespace: str) -> Iterator[PodHistory]:
+    history = PodHistory(api, namespace)
+    try:
+        yield history
+    finally:
+        history.close()
