@@ -225,7 +225,9 @@ def to_node(annotation: Any, facts: Facts | None) -> Node:
         raise TypeError(f"cannot document the annotation {annotation!r}")
     if issubclass(annotation, enum.Enum):
         return Doc(annotation)
-    if issubclass(annotation, K8sPassthroughModel):
+    if issubclass(annotation, K8sPassthroughModel) and not annotation.__module__.endswith(
+        "batch_v1beta1"
+    ):  # core/v1 and meta/v1 shapes link to the Kubernetes reference; T9k's status types don't
         group = "meta" if annotation.__module__.endswith("meta_v1") else "core"
         return External(annotation.__name__, group)
     if issubclass(annotation, K8sModel):

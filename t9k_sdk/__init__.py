@@ -26,6 +26,7 @@ from t9k_sdk.builders import (
 )
 from t9k_sdk.codecs import AnyJob, dump_all_yaml, from_manifest, load_all_yaml, to_manifest
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning, Problem, T9kError
+from t9k_sdk.validation import validate_manifest
 
 __version__ = "0.1.0"
 
@@ -53,4 +54,5 @@ __all__ = [
     "load_all_yaml",
     "models",
     "to_manifest",
+    "validate_manifest",
 ]

@@ -206,8 +206,10 @@ def _clean(node: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in node.items() if k in _KEEP}
     if out.get("default", 0) is None:
         del out["default"]
-    if out.get("additionalProperties") is False:
-        del out["additionalProperties"]  # structural schemas prune unknown fields instead
+    if isinstance(out.get("additionalProperties"), bool):
+        # structural schemas prune unknown fields instead, and forbid additionalProperties
+        # next to properties (passthrough models say `true` in their pydantic schema)
+        del out["additionalProperties"]
     if "enum" in node and "type" not in out:
         out["type"] = "string"
     if "const" in node:

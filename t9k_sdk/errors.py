@@ -41,8 +41,12 @@ class Problem:
         return f"{self.path}: {self.message}" if self.path else self.message
 
 
-class InvalidManifestError(T9kError, ValueError):
-    """A manifest or a builder argument is invalid. `problems` lists every field at fault."""
+class InvalidManifestError(T9kError):
+    """A manifest or a builder argument is invalid. `problems` lists every field at fault.
+
+    Not a `ValueError` on purpose: pydantic turns a `ValueError` raised while validating into
+    its own `ValidationError`, and builders raise this error from their validation.
+    """
 
     def __init__(self, subject: str, problems: Sequence[Problem]) -> None:
         self.subject = subject

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    model_validator,
+)
 
 from t9k_sdk import codecs, models
-from t9k_sdk.errors import InvalidManifestError, problems_from_validation_error
+from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
 from t9k_sdk.models import core_v1
 from t9k_sdk.models._base import Bool, Int, Quantity
-
-if TYPE_CHECKING:
-    from typing import Self
 
 __all__ = [
     "PVC",
@@ -31,6 +35,10 @@ class _Piece(BaseModel):
     """Base of the builder-side value types: frozen, strict, snake_case, closed."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    def _argument_problems(self) -> list[Problem]:
+        """Rules between arguments (extended cooperatively by the mixins), as (argument, message)."""
+        return []
 
 
 Env = dict[str, str] | list[core_v1.EnvVar]
@@ -173,7 +181,7 @@ class Resume(_Piece):
     """Drop the init containers on resume."""
 
 
-class _Builder(BaseModel):
+class _Builder(_Piece):
     """Base of the job builders: validated at construction, immutable, `build()` once."""
 
     model_config = ConfigDict(
@@ -199,11 +207,29 @@ class _Builder(BaseModel):
     resume: dict[str, Resume] | None = None
     """Per replica type overrides applied when the job resumes from pause."""
 
-    @model_validator(mode="after")
-    def _priority_needs_queue(self) -> Self:
+    @model_validator(mode="wrap")
+    @classmethod
+    def _validate_everything(cls, data: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """Arguments and the wire rules at construction, with one error type for both."""
+        try:
+            builder = handler(data)
+        except ValidationError as exc:
+            name = data.get("name") if isinstance(data, dict) else None
+            subject = f"{cls.__name__} {name!r}" if isinstance(name, str) else cls.__name__
+            raise InvalidManifestError(subject, problems_from_validation_error(exc, cls)) from None
+        problems = builder._argument_problems()
+        if problems:
+            raise InvalidManifestError(f"{cls.__name__} {builder.name!r}", problems)
+        builder.build()  # the wire model's rules: raises InvalidManifestError with wire paths
+        return builder
+
+    def _argument_problems(self) -> list[Problem]:
+        problems = super()._argument_problems()
         if self.priority is not None and self.queue is None:
-            raise ValueError("priority needs queue: T9k Scheduler priorities apply within a queue")
-        return self
+            problems.append(
+                Problem("priority", "needs queue: T9k Scheduler priorities apply within a queue")
+            )
+        return problems
 
     def _manifest(self) -> dict[str, Any]:  # pragma: no cover - every builder overrides it
         raise NotImplementedError
@@ -398,19 +424,22 @@ class _WorkerResources(_Piece):
     resources: Resources | core_v1.ResourceRequirements | None = None
     """Full resources per worker, instead of the `*_per_worker` shortcuts."""
 
-    @model_validator(mode="after")
-    def _one_resources_form(self) -> Self:
+    def _argument_problems(self) -> list[Problem]:
+        problems = super()._argument_problems()
         shortcuts = (
             self.gpus_per_worker
             or self.cpu_per_worker is not None
             or self.memory_per_worker is not None
         )
         if self.resources is not None and shortcuts:
-            raise ValueError(
-                "give either resources= or the gpus_per_worker/cpu_per_worker/memory_per_worker"
-                " shortcuts, not both"
+            problems.append(
+                Problem(
+                    "resources",
+                    "give either resources= or the gpus_per_worker/cpu_per_worker/"
+                    "memory_per_worker shortcuts, not both",
+                )
             )
-        return self
+        return problems
 
     def _worker_resources(self) -> Resources | core_v1.ResourceRequirements | None:
         if self.resources is not None:

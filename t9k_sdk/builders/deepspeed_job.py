@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from t9k_sdk import models
 from t9k_sdk.builders._common import (
@@ -14,6 +14,7 @@ from t9k_sdk.builders._common import (
     _Piece,
     _WorkerResources,
 )
+from t9k_sdk.errors import Problem
 from t9k_sdk.models._base import Int
 
 __all__ = ["DeepSpeedJob", "Elastic"]
@@ -72,19 +73,26 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
     elastic: Elastic | None = None
     """Elastic training bounds."""
 
-    @model_validator(mode="after")
-    def _one_launch(self) -> Self:
+    def _argument_problems(self) -> list[Problem]:
+        problems = super()._argument_problems()
         given = [
             n for n in ("run", "module", "exec", "custom_command") if getattr(self, n) is not None
         ]
         if len(given) > 1:
-            raise ValueError(f"give only one of run, module, exec, custom_command; got {given}")
-        if not given and not self.debug:
-            raise ValueError(
-                "say what to launch: run=[script, args...], module=[...], exec=[...] or"
-                " custom_command='...' (or debug=True to start the workers without a program)"
+            problems.append(
+                Problem(
+                    given[1], f"give only one of run, module, exec, custom_command; got {given}"
+                )
             )
-        return self
+        if not given and not self.debug:
+            problems.append(
+                Problem(
+                    "run",
+                    "say what to launch: run=[script, args...], module=[...], exec=[...] or"
+                    " custom_command='...' (or debug=True to start the workers without a program)",
+                )
+            )
+        return problems
 
     def _manifest(self) -> dict[str, Any]:
         resources = self._worker_resources()

@@ -140,7 +140,11 @@ class Watcher:
             "timeoutSeconds": self.watch_seconds,
         }
         try:
-            response = self.api.call("GET", self.url, query=query, read_timeout=None)
+            # The server ends the watch after `watch_seconds`; a connection silent for longer
+            # than that is dead, and is renewed.
+            response = self.api.call(
+                "GET", self.url, query=query, read_timeout=self.watch_seconds + 30
+            )
         except ApiException as exc:
             if exc.status == 410:
                 raise _Gone() from None

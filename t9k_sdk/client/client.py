@@ -429,12 +429,9 @@ class Client:
                 f"{k.kind} {name!r} has already {phase.lower() if phase else 'finished'};"
                 f" {verb} it would change nothing"
             )
-        version = current.metadata.resource_version
-        patch = {
-            "metadata": {"resourceVersion": version},
-            "spec": {"runMode": {"pause": {"enabled": pause}}},
-        }
-        return self._patch(k, name, ns, patch)
+        # No resourceVersion precondition: the operator writes the status all the time, and
+        # setting one boolean needs no read-modify-write.
+        return self._patch(k, name, ns, {"spec": {"runMode": {"pause": {"enabled": pause}}}})
 
     def pause(self, kind: KindLike, name: str, namespace: str | None = None) -> AnyJob:
         """Pause a job: set `spec.runMode.pause.enabled` (the operator deletes its pods; phase
@@ -808,6 +805,8 @@ class Client:
                     f"{' of type ' + repr(replica_type) if replica_type else ''} (indices: {span})"
                 )
         source = _ApiLogSource(self._api, ns)
+        if (job.get("status") or {}).get("phase") in TERMINAL_PHASES:
+            follow = False  # nothing more will come: read what there is (or say why not)
         if follow:
             feed: _JobPodFeed | list[PodSnapshot] = _JobPodFeed(self, k, name, ns)
         else:

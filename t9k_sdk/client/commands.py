@@ -236,7 +236,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         for item in jobs:
             try:
-                applied = client.apply_report(item.job)
+                applied = client.apply_report(item.job, args.namespace)
             except ClientError as exc:
                 failed += 1
                 _error(f"{_ref(item.job)} ({item.origin}): {exc}")
@@ -535,7 +535,8 @@ def _cmd_wait(args: argparse.Namespace) -> int:
     kind, name = _kind_and_name(args.args, "wait")
     try:
         target = WaitTarget.parse(args.for_)
-        timeout = parse_duration(args.timeout) if args.timeout not in ("", "0", "none") else None
+        timeout = parse_duration(args.timeout) if args.timeout.lower() != "none" else None
+        timeout = timeout or None  # 0: no limit
         grace = parse_duration(args.stuck_grace)
     except ValueError as exc:
         raise _Usage(str(exc)) from None

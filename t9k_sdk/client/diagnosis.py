@@ -221,13 +221,19 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
             last = (status.get("lastState") or {}).get("terminated") or {}
             detail = f", last exit code {last.get('exitCode')}" if last else ""
             out.append(
-                Finding("warning", subject, f"container {name} restarted {restarts} times{detail}")
+                Finding(
+                    "warning", subject, f"container {name} restarted {_times(restarts)}{detail}"
+                )
             )
     pod_reason = (pod.get("status") or {}).get("reason")
     if info.phase == "Failed" and pod_reason and not any(f.severity == "error" for f in out):
         message = (pod.get("status") or {}).get("message") or ""
         out.append(Finding("error", subject, f"failed: {pod_reason} {message}".strip()))
     return out
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
 
 
 def _replica_flags(pod: Mapping[str, Any]) -> str:
@@ -300,7 +306,7 @@ def diagnose(
                 Finding(
                     "warning",
                     "job",
-                    f"the operator restarted {task.get('type')} replicas {count} times",
+                    f"the operator restarted {task.get('type')} replicas {_times(count)}",
                 )
             )
     for pod in sorted(pods, key=lambda p: str((p.get("metadata") or {}).get("name", ""))):

@@ -6,7 +6,7 @@ Two base classes:
   known one (`slotPerWorker` -> `slotsPerWorker`). Every T9k-owned type uses it.
 * `K8sPassthroughModel` is *open*: Kubernetes core/v1 shapes (pod templates, service ports) are
   typed only in the fields the SDK and the operator touch; every other key is kept as given, so a
-  manifest round-trips without loss. `t9k_sdk.validate_manifest` reports such keys against the
+  manifest round-trips without loss. `t9k_sdk.validate_manifest` (in `t9k_sdk.validation`) reports such keys against the
   upstream core/v1 schema, as `kubectl apply --validate=strict` would.
 
 Both are frozen: change a model with `replace()`, which validates again (pydantic's
@@ -128,15 +128,20 @@ class K8sModel(BaseModel):
 
     @classmethod
     def default_of(cls, field: str) -> Any:
-        """The documented wire default of `field` (a Python field name), or None."""
-        extra = cls.model_fields[field].json_schema_extra
+        """The documented wire default of `field` (Python or wire name), or None."""
+        name = cls.wire_fields().get(field, field)
+        if name not in cls.model_fields:
+            raise KeyError(
+                f"{cls.__name__} has no field {field!r}; fields: {', '.join(cls.wire_fields())}"
+            )
+        extra = cls.model_fields[name].json_schema_extra
         return extra.get("default") if isinstance(extra, dict) else None
 
 
 class K8sPassthroughModel(K8sModel):
     """An open Kubernetes core/v1 shape: typed where the SDK needs it, other keys kept as given.
 
-    Unknown keys survive a round-trip unchanged; `t9k_sdk.validate_manifest` reports them.
+    Unknown keys survive a round-trip unchanged; `t9k_sdk.validate_manifest` (in `t9k_sdk.validation`) reports them.
     """
 
     model_config = ConfigDict(extra="allow")

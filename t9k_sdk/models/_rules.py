@@ -27,6 +27,14 @@ class Msg:
         "generated pod names '<job>-<type>-<index>' must be at most 63 characters;"
         " shorten metadata.name or the replica type"
     )
+    DJ_POD_NAME_LENGTH = (
+        "generated pod names '<job>-worker-<index>' must be at most 63 characters;"
+        " shorten metadata.name"
+    )
+    CAIJ_POD_NAME_LENGTH = (
+        "generated pod names '<job>-launcher' and '<job>-worker-<index>' must be at most 63"
+        " characters; shorten metadata.name"
+    )
     TYPE_DNS = (
         "replica type must be a lowercase DNS label (a-z, 0-9 and '-', starting and ending with a"
         " letter or digit): it becomes part of pod names"

@@ -25,6 +25,7 @@ from t9k_sdk.models._base import (
     Int,
     IntOrString,
     K8sModel,
+    K8sPassthroughModel,
     Time,
     rule_error,
     wire_default,
@@ -251,10 +252,14 @@ class ContainerState(StrEnum):
 
 # ---------------------------------------------------------------------------------------------
 # Status (shared by the three kinds)
+#
+# Status types keep keys they do not know (K8sPassthroughModel): reading a live job must never
+# fail because a controller wrote more than the API reference lists. `validate_manifest` still
+# reports such keys, as the API server would prune them.
 # ---------------------------------------------------------------------------------------------
 
 
-class Aggregate(K8sModel):
+class Aggregate(K8sPassthroughModel):
     """Aggregate records the number of replica pods at each phase."""
 
     creating: Int | None = None
@@ -273,7 +278,7 @@ class Aggregate(K8sModel):
     """Pod has been deleted."""
 
 
-class ContainerStatus(K8sModel):
+class ContainerStatus(K8sPassthroughModel):
     """ContainerStatus defines the observed state of the container."""
 
     name: str | None = None
@@ -288,7 +293,7 @@ class ContainerStatus(K8sModel):
     """(t9k-sdk extension) Human readable details of the state."""
 
 
-class ReplicaStatus(K8sModel):
+class ReplicaStatus(K8sPassthroughModel):
     """ReplicaStatus defines the observed state of the pod."""
 
     name: str | None = None
@@ -301,7 +306,7 @@ class ReplicaStatus(K8sModel):
     """Containers status."""
 
 
-class Tasks(K8sModel):
+class Tasks(K8sPassthroughModel):
     """Task defines the observed state of the task."""
 
     type: str | None = None
@@ -312,7 +317,7 @@ class Tasks(K8sModel):
     """Replicas status array."""
 
 
-class JobCondition(K8sModel):
+class JobCondition(K8sPassthroughModel):
     """JobCondition describes the current state of a job."""
 
     type: JobConditionType
@@ -327,7 +332,7 @@ class JobCondition(K8sModel):
     """Human readable message indicating details about last transition."""
 
 
-class _JobStatus(K8sModel):
+class _JobStatus(K8sPassthroughModel):
     tasks: list[Tasks] | None = None
     """An array of status of individual tasks."""
     phase: JobPhase | None = None
@@ -531,7 +536,7 @@ def _check_job_name(meta: ObjectMeta) -> ObjectMeta:
 JobMeta = Annotated[ObjectMeta, AfterValidator(_check_job_name)]
 
 
-def _name_problems(meta: ObjectMeta, longest_suffix: int) -> list[tuple[str, str]]:
+def _name_problems(meta: ObjectMeta, longest_suffix: int, message: str) -> list[tuple[str, str]]:
     """Problems with metadata.name, given the longest '-<type>-<index>' suffix of a pod name."""
     name = meta.name
     if name is None or not DNS_LABEL.match(name):
@@ -540,7 +545,7 @@ def _name_problems(meta: ObjectMeta, longest_suffix: int) -> list[tuple[str, str
         return [
             (
                 "metadata.name",
-                f"{Msg.POD_NAME_LENGTH}; got {name!r} ({len(name)} characters), longest pod name"
+                f"{message}; got {name!r} ({len(name)} characters), longest pod name"
                 f" would be {len(name) + longest_suffix} characters",
             )
         ]
@@ -701,6 +706,14 @@ _REPLICA_NAMES_CEL = cel(
 )
 
 
+_CAIJ_NAMES_CEL = cel(
+    "!has(self.metadata.name) || self.spec.replicaSpecs.all(r, size(self.metadata.name)"
+    " + (r.type == 'launcher' ? size('-launcher') : size(r.type)"
+    f" + size(string({replicas_of('r')} - 1)) + 2) <= 63)",
+    Msg.CAIJ_POD_NAME_LENGTH,
+)
+
+
 class _Job(K8sModel):
     """Fields and helpers common to the three kinds."""
 
@@ -724,9 +737,13 @@ class _Job(K8sModel):
         """Length of the longest `-<type>-<index>` a pod name of this job gets."""
         raise NotImplementedError
 
+    _NAME_LENGTH_MESSAGE: ClassVar[str] = Msg.POD_NAME_LENGTH
+
     @model_validator(mode="after")
     def _name_rules(self) -> Self:
-        problems = _name_problems(self.metadata, self._longest_pod_suffix())
+        problems = _name_problems(
+            self.metadata, self._longest_pod_suffix(), self._NAME_LENGTH_MESSAGE
+        )
         if problems:
             raise rule_error(problems)
         return self
@@ -982,13 +999,14 @@ class ColossalAIJob(_Job):
     """ColossalAIJob is the Schema for the colossalaijobs API."""
 
     KIND: ClassVar[str] = "ColossalAIJob"
+    _NAME_LENGTH_MESSAGE: ClassVar[str] = Msg.CAIJ_POD_NAME_LENGTH
     PLURAL: ClassVar[str] = "colossalaijobs"
     SHORT_NAME: ClassVar[str] = "caij"
     model_config = ConfigDict(
         json_schema_extra={
             "x-kubernetes-validations": [
                 _NAME_CEL,
-                _REPLICA_NAMES_CEL,
+                _CAIJ_NAMES_CEL,
             ]
         }
     )
@@ -1006,7 +1024,11 @@ class ColossalAIJob(_Job):
 
     def _longest_pod_suffix(self) -> int:
         return max(
-            len(r.type.value) + len(str(max(r.replica_count - 1, 0))) + 2
+            (
+                len("-launcher")
+                if r.type == ColossalAIReplicaType.LAUNCHER
+                else len(r.type.value) + len(str(max(r.replica_count - 1, 0))) + 2
+            )
             for r in self.spec.replica_specs
         )
 
@@ -1272,8 +1294,10 @@ class DeepSpeedJobSpec(K8sModel):
     def max_workers(self) -> int:
         """The largest number of workers the job may have (elastic maxReplicas, else replicas)."""
         n = self.worker.replica_count
-        if self.elastic and self.elastic.enabled:
-            n = max(n, self.elastic.max_replicas or 0, self.elastic.expected_replicas or 0)
+        if self.elastic:  # counted even when disabled: the CRD's rule cannot tell either way
+            n = max(n, self.elastic.max_replicas or 0)
+            if self.elastic.enabled:
+                n = max(n, self.elastic.expected_replicas or 0)
         return n
 
 
@@ -1281,6 +1305,7 @@ class DeepSpeedJob(_Job):
     """DeepSpeedJob defines the schema for the DeepSpeedJob API."""
 
     KIND: ClassVar[str] = "DeepSpeedJob"
+    _NAME_LENGTH_MESSAGE: ClassVar[str] = Msg.DJ_POD_NAME_LENGTH
     PLURAL: ClassVar[str] = "deepspeedjobs"
     SHORT_NAME: ClassVar[str] = "dj"
     model_config = ConfigDict(
@@ -1296,7 +1321,7 @@ class DeepSpeedJob(_Job):
                         " ? self.spec.worker.replicas : 1)) ? self.spec.elastic.maxReplicas"
                         " : (has(self.spec.worker.replicas) ? self.spec.worker.replicas : 1))",
                     ),
-                    Msg.POD_NAME_LENGTH,
+                    Msg.DJ_POD_NAME_LENGTH,
                 ),
             ]
         }

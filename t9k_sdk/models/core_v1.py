@@ -2,7 +2,7 @@
 
 These models type the fields the SDK and the operator read or write; every other key of the
 Kubernetes schema is accepted and kept unchanged (they are `K8sPassthroughModel`s). Use
-`t9k_sdk.validate_manifest` to check the whole template against the upstream core/v1 schema.
+`t9k_sdk.validate_manifest` (in `t9k_sdk.validation`) to check the whole template against the upstream core/v1 schema.
 """
 
 from __future__ import annotations

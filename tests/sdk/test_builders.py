@@ -84,9 +84,9 @@ def test_deepspeed_custom_command_keeps_slots() -> None:
 
 
 def test_deepspeed_needs_exactly_one_launch() -> None:
-    with pytest.raises(ValidationError, match="give only one of run, module, exec"):
+    with pytest.raises(InvalidManifestError, match=r"module: give only one of run, module, exec"):
         DeepSpeedJob(name="d", image="i", run=["a.py"], module=["m"])
-    with pytest.raises(ValidationError, match="say what to launch"):
+    with pytest.raises(InvalidManifestError, match="say what to launch"):
         DeepSpeedJob(name="d", image="i")
     # debug mode needs no program
     manifest = DeepSpeedJob(name="d", image="i", debug=True).to_dict()
@@ -131,10 +131,8 @@ def test_elastic_bounds_are_checked_with_the_wire_rule() -> None:
 
 
 def test_resources_shortcuts_and_full_form_are_exclusive() -> None:
-    with pytest.raises(ValidationError, match="either resources= or the gpus_per_worker"):
-        DeepSpeedJob(
-            name="d", image="i", run=["a"], gpus_per_worker=1, resources=Resources(cpu=2)
-        ).build()
+    with pytest.raises(InvalidManifestError, match="either resources= or the gpus_per_worker"):
+        DeepSpeedJob(name="d", image="i", run=["a"], gpus_per_worker=1, resources=Resources(cpu=2))
 
 
 def test_resources_request_and_limit_the_same_unless_overridden() -> None:
@@ -263,27 +261,31 @@ def test_run_modes() -> None:
 
 
 def test_priority_needs_a_queue() -> None:
-    with pytest.raises(ValidationError, match="priority needs queue"):
+    with pytest.raises(InvalidManifestError, match="priority: needs queue"):
         GenericJob(name="g", replicas=[Replica(type="w", image="i")], priority=5)
 
 
-def test_builder_errors_name_the_wire_field_and_all_problems() -> None:
-    job = GenericJob(
-        name="Bad_Name",
-        replicas=[Replica(type="worker", image="x")],
-        success_rules=[{"master": [0]}],
-    )
+def test_builder_errors_name_the_wire_field_and_all_problems_at_construction() -> None:
     with pytest.raises(InvalidManifestError) as info:
-        job.build()
+        GenericJob(
+            name="Bad_Name",
+            replicas=[Replica(type="worker", image="x")],
+            success_rules=[{"master": [0]}],
+        )
     paths = [p.path for p in info.value.problems]
     assert paths == ["metadata.name", "spec.successRules[0].master"]
     assert str(info.value).startswith("GenericJob 'Bad_Name' is invalid:")
 
 
-def test_builder_arguments_are_type_checked() -> None:
-    with pytest.raises(ValidationError, match="workers"):
+def test_builder_arguments_are_type_checked_with_the_same_error_type() -> None:
+    with pytest.raises(InvalidManifestError) as info:
         DeepSpeedJob(name="d", image="i", run=["a"], workers="4")  # type: ignore[arg-type]
-    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+    assert (
+        str(info.value) == "DeepSpeedJob 'd' is invalid:\n  - workers: expected an integer; got '4'"
+    )
+    with pytest.raises(
+        InvalidManifestError, match="unknown field 'worker'; did you mean 'workers'"
+    ):
         DeepSpeedJob(name="d", image="i", run=["a"], worker=4)  # type: ignore[call-arg]
 
 

@@ -246,7 +246,8 @@ def test_render_invalid_job_shows_the_problem_and_writes_nothing(
     status, out, err = _run(capsys, "render", str(tmp_path / "jobs"), "-o", str(out_dir))
 
     assert (status, out) == (1, "")
-    assert f"GenericJob 'mnist' ({bad}: job) is invalid:" in err
+    assert f"cannot import {bad}:" in err  # builders check the wire rules when created
+    assert "GenericJob 'mnist' is invalid:" in err
     assert "  - spec.successRules[0].master: " in err
     assert "no replica type 'master'" in err
     assert "nothing was written" in err
@@ -271,7 +272,7 @@ def test_render_invalid_builder_arguments_point_at_the_line(
     assert f"cannot import {bad}:" in err
     assert "line 3" in err
     assert 'job = DeepSpeedJob(name="bert", workers=0' in err
-    assert "DeepSpeedJob is invalid:" in err
+    assert "DeepSpeedJob 'bert' is invalid:" in err
     assert "- workers: input should be greater than or equal to 1; got 0" in err
     assert "site-packages" not in err  # the user's code only, not pydantic's internals
 

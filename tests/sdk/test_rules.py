@@ -338,3 +338,28 @@ def test_legacy_manifests_validate_clean_after_conversion() -> None:
     spec["worker"] = {"replicas": 2, "command": ["train.py"], "template": pod("worker")}
     with pytest.warns(LegacyManifestWarning):
         assert validate_manifest(legacy) == []
+
+
+@pytest.mark.parametrize(("name_length", "valid"), [(53, True), (54, True), (55, False)])
+def test_colossalai_launcher_has_no_index_in_its_pod_name(name_length: int, valid: bool) -> None:
+    # `<job>-launcher` (9 more characters) and `<job>-worker-1` (9 more characters)
+    manifest = colossalai_job()
+    manifest["metadata"]["name"] = "c" * name_length
+    assert (validate_manifest(manifest) == []) is valid
+
+
+def test_deepspeed_name_length_counts_elastic_max_replicas_like_the_crd() -> None:
+    manifest = deepspeed_job(elastic={"enabled": False, "maxReplicas": 100})
+    manifest["metadata"]["name"] = "d" * 54  # '-worker-99' would make 64 characters
+    problems = validate_manifest(manifest)
+    assert any(
+        "'<job>-worker-<index>' must be at most 63 characters" in p.message for p in problems
+    )
+
+
+def test_status_keeps_unknown_keys_when_read_but_validation_reports_them() -> None:
+    live = generic_job()
+    live["status"] = {"phase": "Running", "startTime": "2024-09-09T09:56:52Z"}
+    job = codecs.from_manifest(live)
+    assert codecs.to_manifest(job)["status"]["startTime"] == "2024-09-09T09:56:52Z"
+    assert [p.path for p in validate_manifest(live)] == ["status.startTime"]

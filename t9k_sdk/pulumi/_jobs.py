@@ -1,0 +1,419 @@
+"""The job components: `GenericJob`, `DeepSpeedJob` and `ColossalAIJob` as Pulumi resources.
+
+Each creates one `kubernetes.apiextensions.CustomResource` whose `spec` is exactly
+`t9k_sdk.to_manifest(job)["spec"]`, the manifest the YAML renderer writes (camelCase keys, passed
+as a plain dict so that nothing translates them: pulumi-kubernetes #1740).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NotRequired, TypedDict, get_args
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from t9k_sdk import builders, codecs, models
+from t9k_sdk.codecs import AnyJob
+
+if TYPE_CHECKING:
+    from t9k_sdk.pulumi._operator import T9kOperator
+
+__all__ = [
+    "REPLACE_ON_CHANGES",
+    "AwaitPhase",
+    "ColossalAIJob",
+    "ColossalAIJobArgs",
+    "DeepSpeedJob",
+    "DeepSpeedJobArgs",
+    "GenericJob",
+    "GenericJobArgs",
+    "JobFailedError",
+]
+
+AwaitPhase = Literal["Running", "Succeeded"]
+"""What `up` waits for: "Running" (every replica running, or already finished) or "Succeeded"
+(the job finished; `up` fails if it failed)."""
+
+DEFAULT_TIMEOUT: Final = "10m"
+"""How long `up` waits for `await_phase` when no `timeout` is given (the provider's default)."""
+
+WAIT_FOR: Final = "pulumi.com/waitFor"
+TIMEOUT_SECONDS: Final = "pulumi.com/timeoutSeconds"
+
+_RESUME_SPECS = "spec.runMode.pause.resumeSpecs"
+REPLACE_ON_CHANGES: Final[Mapping[str, tuple[str, ...]]] = {
+    "GenericJob": (
+        "spec.replicaSpecs",
+        "spec.service",
+        "spec.scheduler",
+        _RESUME_SPECS,
+    ),
+    "DeepSpeedJob": (
+        "spec.worker",
+        "spec.config",
+        "spec.disableCustomEnv",
+        "spec.scheduler",
+        "spec.elastic.minReplicas",
+        "spec.elastic.maxReplicas",
+        _RESUME_SPECS,
+    ),
+    "ColossalAIJob": (
+        "spec.replicaSpecs",
+        "spec.torchConfig",
+        "spec.ssh",
+        "spec.scheduler",
+        _RESUME_SPECS,
+    ),
+}
+"""Per kind, the spec fields whose change replaces the job (delete, then create) instead of
+updating it in place.
+
+* Rejected by the CRD once the job exists: `elastic.minReplicas`/`maxReplicas`,
+  `runMode.pause.resumeSpecs`.
+* Baked into pods when the operator creates them, which it does not recreate when the spec
+  changes: replica specs and pod templates (`replicaSpecs`, `worker`), what the launcher runs
+  (`config`, `torchConfig`, `disableCustomEnv`), the ssh set-up (`ssh`), per-replica services whose
+  hosts and ports are substituted into commands (`service`), the scheduler (`schedulerName` and
+  queue labels on every pod).
+
+Everything else updates in place and the operator acts on it: `runMode` (pause, resume, debug),
+`elastic.enabled`/`expectedReplicas` (scale), `runPolicy`, `cleanUpPolicy`, `successRules`,
+`failureRules`, and labels and annotations.
+"""
+
+# JSONPath (RFC 9535, as the provider evaluates it) over the job's conditions, for waitFor. The
+# provider ANDs a list of expressions, so "Running, or already finished" is one filter. The
+# operator sets Completed=True when the job ends either way, and Failed=True as well when it failed.
+_RUNNING_OR_DONE: Final = (
+    "jsonpath={.status.conditions[?(@.status=='True' && "
+    "(@.type=='Running' || @.type=='Completed'))].type}"
+)
+_DONE: Final = "jsonpath={.status.conditions[?(@.status=='True' && @.type=='Completed')].type}"
+_PAUSED: Final = "jsonpath={.status.conditions[?(@.status=='True' && @.type=='Paused')].type}"
+
+_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+
+
+class JobFailedError(Exception):
+    """The job failed while `up` waited for it (see `await_phase`)."""
+
+
+class _JobArgsBase(TypedDict):
+    namespace: NotRequired[pulumi.Input[str]]
+    """Namespace of the job; overrides the job's own. Neither: the provider's default namespace."""
+    await_phase: NotRequired[AwaitPhase | None]
+    """None (the default): `up` creates or updates the job and returns. "Running": `up` waits
+    until every replica runs (or the job already finished). "Succeeded": `up` waits until the job
+    finishes, and fails with the reason if the job failed. A paused job is awaited until its
+    replicas are gone instead."""
+    timeout: NotRequired[str]
+    """How long `up` waits for `await_phase`: "90s", "30m", "1h30m" or seconds as digits
+    (default "10m"). Only with `await_phase`."""
+    operator: NotRequired[T9kOperator]
+    """A `T9kOperator` of the same stack: the job is created after its CRDs and Deployment (and
+    deleted before them)."""
+
+
+class GenericJobArgs(_JobArgsBase):
+    """Inputs of `t9k_sdk.pulumi.GenericJob`."""
+
+    job: builders.GenericJob | models.GenericJob
+    """The job: the builder `t9k_sdk.GenericJob` or the wire model `t9k_sdk.models.GenericJob`."""
+
+
+class DeepSpeedJobArgs(_JobArgsBase):
+    """Inputs of `t9k_sdk.pulumi.DeepSpeedJob`."""
+
+    job: builders.DeepSpeedJob | models.DeepSpeedJob
+    """The job: `t9k_sdk.DeepSpeedJob` or `t9k_sdk.models.DeepSpeedJob`."""
+
+
+class ColossalAIJobArgs(_JobArgsBase):
+    """Inputs of `t9k_sdk.pulumi.ColossalAIJob`."""
+
+    job: builders.ColossalAIJob | models.ColossalAIJob
+    """The job: `t9k_sdk.ColossalAIJob` or `t9k_sdk.models.ColossalAIJob`."""
+
+
+def parse_timeout(value: str) -> int:
+    """Seconds of a timeout: "90s", "30m", "1h30m", "2h" or plain digits (seconds); > 0."""
+    text = value.strip()
+    match = _DURATION.fullmatch(text)
+    if text.isdigit():
+        seconds = int(text)
+    elif text and match is not None:
+        h, m, s = (int(g) if g else 0 for g in match.groups())
+        seconds = h * 3600 + m * 60 + s
+    else:
+        raise ValueError(
+            f'timeout must be a duration like "90s", "30m" or "1h30m" (or seconds); got {value!r}'
+        )
+    if seconds <= 0:
+        raise ValueError(f"timeout must be positive; got {value!r}")
+    return seconds
+
+
+class _JobResource(k8s.apiextensions.CustomResource):
+    """The job object: a `CustomResource` that also resolves `status` from the provider's result.
+
+    pulumi-kubernetes' `CustomResource` registers only apiVersion, kind, metadata and spec, so its
+    Python object has no `status` output even though the provider returns the live object. This
+    registers the same properties plus `status` (as the typed Kubernetes resources do) and keeps
+    every input a plain dict, so no key is case-translated.
+    """
+
+    metadata: pulumi.Output[Any]
+    status: pulumi.Output[Any]
+
+    def _internal_init(
+        self,
+        resource_name: str,
+        api_version: str,
+        kind: str,
+        opts: pulumi.ResourceOptions | None = None,
+        metadata: Any = None,
+        spec: Any = None,
+        __props__: Any = None,
+    ) -> None:
+        props = {
+            "apiVersion": api_version,
+            "kind": kind,
+            "metadata": metadata,
+            "spec": spec,
+            "status": None,
+        }
+        pulumi.CustomResource.__init__(
+            self, f"kubernetes:{api_version}:{kind}", resource_name, props, opts
+        )
+
+
+class _JobComponent(pulumi.ComponentResource):
+    """What the three job components share; see `GenericJob`."""
+
+    KIND: ClassVar[str]
+
+    name: pulumi.Output[str]
+    """`metadata.name` of the job."""
+    namespace: pulumi.Output[str]
+    """`metadata.namespace` of the job (as the API server stored it)."""
+    uid: pulumi.Output[str]
+    """`metadata.uid` of the job (changes when the job is replaced)."""
+    phase: pulumi.Output[str | None]
+    """`status.phase` when `up` finished waiting (with `await_phase`); None without it."""
+    custom_resource: k8s.apiextensions.CustomResource
+    """The job object itself (to `depends_on`, or to read more of its outputs)."""
+    manifest: codecs.Manifest
+    """The job's manifest as `t9k_sdk.to_manifest` gives it (before namespace and await
+    annotations are applied)."""
+
+    def __init__(
+        self, resource_name: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
+    ) -> None:
+        job = _job_model(self.KIND, args.get("job"))
+        await_phase = _await_phase(args.get("await_phase"))
+        timeout = args.get("timeout")
+        if timeout is not None and await_phase is None:
+            raise ValueError(
+                f"{self.KIND} {resource_name!r}: timeout={timeout!r} only applies with"
+                ' await_phase ("Running" or "Succeeded")'
+            )
+        if await_phase == "Succeeded" and _debug(job):
+            raise ValueError(
+                f"{self.KIND} {resource_name!r}: a job in debug mode never finishes by itself;"
+                ' await "Running" (or nothing) instead of "Succeeded"'
+            )
+        operator = args.get("operator")
+        extra: list[pulumi.Resource] = []
+        if operator is not None:
+            from t9k_sdk.pulumi._operator import T9kOperator
+
+            if not isinstance(operator, T9kOperator):
+                raise TypeError(
+                    f"{self.KIND} {resource_name!r}: operator must be a t9k_sdk.pulumi.T9kOperator;"
+                    f" got {type(operator).__name__}"
+                )
+            extra = [operator.crds[self.KIND], operator.deployment]
+
+        super().__init__(f"t9k:batch:{self.KIND}", resource_name, {}, opts)
+
+        self.manifest = codecs.to_manifest(job)
+        metadata: dict[str, Any] = dict(self.manifest["metadata"])
+        namespace = args.get("namespace")
+        if namespace is not None:
+            metadata["namespace"] = namespace
+        if await_phase is not None:
+            seconds = parse_timeout(timeout if timeout is not None else DEFAULT_TIMEOUT)
+            metadata["annotations"] = {
+                **metadata.get("annotations", {}),
+                WAIT_FOR: _PAUSED if _paused(job) else _wait_for(await_phase),
+                TIMEOUT_SECONDS: str(seconds),
+            }
+
+        child = pulumi.ResourceOptions.merge(
+            pulumi.ResourceOptions(depends_on=opts.depends_on if opts else None),
+            pulumi.ResourceOptions(
+                parent=self,
+                depends_on=extra,
+                replace_on_changes=list(REPLACE_ON_CHANGES[self.KIND]),
+                # The name is fixed, so the old job must go before the new one is created
+                # (pulumi-kubernetes only does this itself for replacements it decides).
+                delete_before_replace=bool(job.metadata.name),
+            ),
+        )
+        resource = _JobResource(
+            resource_name,
+            api_version=models.API_VERSION,
+            kind=self.KIND,
+            metadata=metadata,
+            spec=self.manifest["spec"],
+            opts=child,
+        )
+        self.custom_resource = resource
+        meta: pulumi.Output[Any] = resource.metadata
+        self.name = meta.apply(lambda m: str(m["name"]))
+        self.namespace = meta.apply(lambda m: str(m.get("namespace") or ""))
+        self.uid = meta.apply(lambda m: str(m.get("uid") or ""))
+        if await_phase is None:
+            self.phase = pulumi.Output.from_input(None)
+        else:
+            kind, wanted = self.KIND, await_phase
+            self.phase = pulumi.Output.all(meta, resource.status).apply(
+                lambda mv: _checked_phase(kind, wanted, mv[0], mv[1])
+            )
+        self.register_outputs(
+            {"name": self.name, "namespace": self.namespace, "uid": self.uid, "phase": self.phase}
+        )
+
+
+class GenericJob(_JobComponent):
+    """A GenericJob deployed by Pulumi.
+
+        job = t9k_sdk.GenericJob(name="mnist", replicas=[Replica(type="worker", count=2, ...)])
+        t9k_sdk.pulumi.GenericJob("mnist", {"job": job, "await_phase": "Running"})
+
+    Outputs: `name`, `namespace`, `uid`, `phase` (with `await_phase`), `custom_resource`.
+    Fields in `REPLACE_ON_CHANGES["GenericJob"]` replace the job when they change; the others
+    update it in place.
+    """
+
+    KIND: ClassVar[str] = "GenericJob"
+
+    def __init__(
+        self, resource_name: str, args: GenericJobArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+
+class DeepSpeedJob(_JobComponent):
+    """A DeepSpeedJob deployed by Pulumi; see `GenericJob` for the arguments and outputs."""
+
+    KIND: ClassVar[str] = "DeepSpeedJob"
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: DeepSpeedJobArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+
+class ColossalAIJob(_JobComponent):
+    """A ColossalAIJob deployed by Pulumi; see `GenericJob` for the arguments and outputs."""
+
+    KIND: ClassVar[str] = "ColossalAIJob"
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: ColossalAIJobArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+
+def _job_model(kind: str, job: object) -> AnyJob:
+    """The wire model of `job`, which must be a builder or wire model of `kind`."""
+    if isinstance(job, models.GenericJob | models.DeepSpeedJob | models.ColossalAIJob):
+        model: AnyJob = job
+    elif isinstance(job, builders.GenericJob | builders.DeepSpeedJob | builders.ColossalAIJob):
+        model = job.build()
+    else:
+        raise TypeError(
+            f"t9k_sdk.pulumi.{kind} needs args['job']: a t9k_sdk.{kind} builder or a"
+            f" t9k_sdk.models.{kind}; got {_describe(job)}"
+        )
+    if model.kind != kind:
+        raise TypeError(
+            f"t9k_sdk.pulumi.{kind} got a {model.kind} ({_describe(job)});"
+            f" use t9k_sdk.pulumi.{model.kind} for it"
+        )
+    return model
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "nothing"
+    cls = type(value)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _await_phase(value: object) -> AwaitPhase | None:
+    allowed = get_args(AwaitPhase)
+    if value is None or value in allowed:
+        return value  # type: ignore[return-value]
+    raise ValueError(
+        f"await_phase must be one of {', '.join(map(repr, allowed))} or None; got {value!r}"
+    )
+
+
+def _run_mode(job: AnyJob) -> models.RunMode:
+    return job.spec.run_mode or models.RunMode()
+
+
+def _debug(job: AnyJob) -> bool:
+    debug = _run_mode(job).debug
+    return bool(debug and debug.enabled)
+
+
+def _paused(job: AnyJob) -> bool:
+    pause = _run_mode(job).pause
+    return bool(pause and pause.enabled)
+
+
+def _wait_for(phase: AwaitPhase) -> str:
+    return _RUNNING_OR_DONE if phase == "Running" else _DONE
+
+
+def _checked_phase(
+    kind: str, wanted: AwaitPhase, metadata: Mapping[str, Any] | None, status: Any
+) -> str | None:
+    """The phase `up` ended on; raises `JobFailedError` (failing `up`) when the job failed."""
+    status = status if isinstance(status, Mapping) else {}
+    phase = status.get("phase")
+    if phase == models.JobPhase.FAILED.value:
+        meta = metadata or {}
+        name, namespace = meta.get("name", ""), meta.get("namespace")
+        where, ns_flag = (
+            (f" in namespace {namespace}", f" -n {namespace}") if namespace else ("", "")
+        )
+        raise JobFailedError(
+            f"{kind} {name!r}{where} failed while `up` waited for it to be {wanted}:"
+            f" {_failure_reason(status)}. Details: t9k-sdk describe {kind} {name}{ns_flag}"
+        )
+    return str(phase) if phase is not None else None
+
+
+def _failure_reason(status: Mapping[str, Any]) -> str:
+    """The Failed condition's message, and the ReplicaFailure one when it says more."""
+    messages: dict[str, str] = {}
+    for condition in status.get("conditions") or ():
+        if condition.get("status") == "True":
+            text = condition.get("message") or condition.get("reason")
+            if text:
+                messages[str(condition.get("type"))] = str(text)
+    found = [messages[t] for t in ("Failed", "ReplicaFailure") if t in messages]
+    unique = list(dict.fromkeys(found))
+    return "; ".join(unique) if unique else "no reason given"

@@ -1,0 +1,138 @@
+"""`T9kOperator`: the operator's install (`t9k_sdk.install.install_manifests`) as Pulumi resources."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from t9k_sdk import install
+
+__all__ = ["T9kOperator", "T9kOperatorArgs"]
+
+
+class T9kOperatorArgs(TypedDict, total=False):
+    """Inputs of `t9k_sdk.pulumi.T9kOperator`; every key is optional."""
+
+    image: str
+    """The operator image (built from operator/Dockerfile); default `t9k-operator:<version>`."""
+    namespace: str
+    """Namespace of the ServiceAccount and the Deployment; default "t9k-system"."""
+    create_namespace: bool
+    """Create (and on destroy delete) the namespace; default True. Set False to install into a
+    namespace that exists already and is not this stack's to delete."""
+    retain_crds: bool
+    """Keep the CRDs on `destroy` (default True, as Helm keeps a chart's CRDs): deleting a CRD
+    deletes every job of that kind in the cluster, including jobs of other stacks."""
+
+
+class T9kOperator(pulumi.ComponentResource):
+    """The T9k operator: CRDs, RBAC and the Deployment, as `t9k-sdk install` prints them.
+
+        op = T9kOperator("t9k", {"image": "registry.example/t9k-operator:0.1.0"})
+        DeepSpeedJob("bert", {"job": job, "operator": op})   # created after the CRDs
+
+    Children, in order: the Namespace (unless `create_namespace=False`), one
+    CustomResourceDefinition per job kind (`crds`; pulumi-kubernetes waits until each is
+    Established), the ServiceAccount, ClusterRole and ClusterRoleBinding, then the Deployment
+    (waited for until its pod is available). The ClusterRole and ClusterRoleBinding are
+    cluster-scoped and named `t9k-operator`: one operator install per cluster.
+    """
+
+    crds: dict[str, k8s.apiextensions.v1.CustomResourceDefinition]
+    """The CRDs by job kind ("GenericJob", "DeepSpeedJob", "ColossalAIJob"), for `depends_on`."""
+    namespace: pulumi.Output[str]
+    """The namespace the operator runs in."""
+    service_account: k8s.core.v1.ServiceAccount
+    cluster_role: k8s.rbac.v1.ClusterRole
+    cluster_role_binding: k8s.rbac.v1.ClusterRoleBinding
+    deployment: k8s.apps.v1.Deployment
+    manifests: list[dict[str, Any]]
+    """What was installed: `install_manifests(image, namespace)`."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: T9kOperatorArgs | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        given = args or {}
+        unknown = set(given) - set(T9kOperatorArgs.__annotations__)
+        if unknown:
+            raise TypeError(
+                f"T9kOperator {resource_name!r}: unknown argument(s) {', '.join(sorted(unknown))};"
+                f" known: {', '.join(T9kOperatorArgs.__annotations__)}"
+            )
+        image = given.get("image", install.DEFAULT_IMAGE)
+        namespace = given.get("namespace", install.DEFAULT_NAMESPACE)
+        # Validates image and namespace (non-empty) before anything is registered.
+        self.manifests = install.install_manifests(image, namespace)
+        super().__init__("t9k:operator:T9kOperator", resource_name, {}, opts)
+
+        by_kind: dict[str, list[dict[str, Any]]] = {}
+        for manifest in self.manifests:
+            by_kind.setdefault(manifest["kind"], []).append(manifest)
+
+        def child(*depends_on: pulumi.Resource, retain: bool = False) -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions(
+                parent=self, depends_on=list(depends_on), retain_on_delete=retain
+            )
+
+        ns_name: pulumi.Input[str] = namespace
+        if given.get("create_namespace", True):
+            ns = k8s.core.v1.Namespace(
+                f"{resource_name}-namespace",
+                metadata=by_kind["Namespace"][0]["metadata"],
+                opts=child(),
+            )
+            ns_name = ns.metadata.apply(lambda m: str(m.name))
+        self.namespace = pulumi.Output.from_input(ns_name)
+
+        retain = given.get("retain_crds", True)
+        self.crds = {}
+        for crd in by_kind["CustomResourceDefinition"]:
+            kind = crd["spec"]["names"]["kind"]
+            self.crds[kind] = k8s.apiextensions.v1.CustomResourceDefinition(
+                f"{resource_name}-{crd['spec']['names']['plural']}",
+                metadata=crd["metadata"],
+                spec=crd["spec"],
+                opts=child(retain=retain),
+            )
+
+        def in_namespace(metadata: dict[str, Any]) -> dict[str, Any]:
+            return {**metadata, "namespace": ns_name}
+
+        sa = by_kind["ServiceAccount"][0]
+        self.service_account = k8s.core.v1.ServiceAccount(
+            f"{resource_name}-service-account", metadata=in_namespace(sa["metadata"]), opts=child()
+        )
+        role = by_kind["ClusterRole"][0]
+        self.cluster_role = k8s.rbac.v1.ClusterRole(
+            f"{resource_name}-cluster-role",
+            metadata=role["metadata"],
+            rules=role["rules"],
+            opts=child(),
+        )
+        binding = by_kind["ClusterRoleBinding"][0]
+        self.cluster_role_binding = k8s.rbac.v1.ClusterRoleBinding(
+            f"{resource_name}-cluster-role-binding",
+            metadata=binding["metadata"],
+            role_ref=binding["roleRef"],
+            subjects=[{**s, "namespace": ns_name} for s in binding["subjects"]],
+            opts=child(self.cluster_role, self.service_account),
+        )
+        deployment = by_kind["Deployment"][0]
+        self.deployment = k8s.apps.v1.Deployment(
+            f"{resource_name}-deployment",
+            metadata=in_namespace(deployment["metadata"]),
+            spec=deployment["spec"],
+            opts=child(self.cluster_role_binding, *self.crds.values()),
+        )
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "deployment": self.deployment.metadata.apply(lambda m: m.name),
+                "crds": [c.metadata.apply(lambda m: m.name) for c in self.crds.values()],
+            }
+        )
