@@ -392,17 +392,14 @@ class _Report:
     invalid_documents: int = 0
     problems: int = 0
     syntax_errors: int = 0
-    warnings: int = 0
-    """Legacy spellings the SDK understands but the API server would not: reported, not fatal."""
 
     @property
     def ok(self) -> bool:
         return self.problems == 0 and self.syntax_errors == 0
 
     def summary(self, files: int) -> str:
-        noted = f" ({_plural(self.warnings, 'warning')})" if self.warnings else ""
         if self.ok:
-            return f"{_plural(self.documents, 'document')} valid{noted}"
+            return f"{_plural(self.documents, 'document')} valid"
         parts = []
         if self.problems:
             parts.append(
@@ -411,8 +408,6 @@ class _Report:
             )
         if self.syntax_errors:
             parts.append(f"{_plural(self.syntax_errors, 'file')} with invalid YAML")
-        if self.warnings:
-            parts.append(_plural(self.warnings, "warning"))
         return f"{'; '.join(parts)} ({_plural(files, 'file')} checked)"
 
 
@@ -460,14 +455,21 @@ def _validate_text(text: str, label: str, report: _Report) -> None:
                 warnings.simplefilter("always", LegacyManifestWarning)
                 found = _document_problems(doc)
             where = f"{label}: document {index}{_describe(doc)}"
+            legacy = False
             for w in caught:
                 if issubclass(w.category, LegacyManifestWarning):
-                    report.warnings += 1
-                    report.lines.append(f"{where}: warning: {w.message}")
+                    # the SDK reads it, but the API server rejects it: an error for a pre-merge check
+                    report.problems += 1
+                    legacy = True
+                    report.lines.append(
+                        f"{where}: {w.message}; the API server rejects the legacy form:"
+                        f" `t9k-sdk convert {label}` rewrites it in the current schema"
+                    )
                 else:  # not ours to explain: pass it on
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            if found:
+            if found or legacy:
                 report.invalid_documents += 1
+            if found:
                 report.problems += len(found)
                 report.lines.extend(
                     f"{label}: document {index}{subject}: {problem}" for subject, problem in found
@@ -680,6 +682,30 @@ def _jobs_from(paths: Sequence[str]) -> tuple[list[codecs.AnyJob], list[str]]:
     return jobs, errors
 
 
+def _cmd_convert(args: argparse.Namespace) -> int:
+    outputs: list[tuple[str, str]] = []
+    for arg in args.files:
+        label, text = _read(arg)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LegacyManifestWarning)
+                jobs = codecs.load_all_yaml(text)
+        except InvalidManifestError as exc:
+            _error(f"{label}: {exc}")
+            return _INVALID
+        except yaml.YAMLError as exc:
+            _error(f"{label}: {_describe_yaml_error(exc)}")
+            return _INVALID
+        outputs.append((arg, codecs.dump_all_yaml(jobs)))
+    for arg, text in outputs:
+        if args.in_place and arg != "-":
+            Path(arg).write_text(text, encoding="utf-8")
+            print(f"rewrote {arg}", file=sys.stderr)
+        else:
+            sys.stdout.write(text)
+    return _OK
+
+
 def _cmd_plan(args: argparse.Namespace) -> int:
     from t9k_sdk.plan import plan_summary, plan_yaml
 
@@ -810,6 +836,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     crds.add_argument("-o", "--output", metavar="DIR", help="write one file per CRD into DIR")
     crds.set_defaults(run=_cmd_crds, parser=crds)
+
+    convert = sub.add_parser(
+        "convert",
+        help="rewrite manifests in the current schema (legacy ColossalAIJob, `enable`)",
+        description="Read YAML manifests of T9k jobs, converting legacy forms (the pre-2025"
+        " ColossalAIJob launcher/worker schema, `enable` for `enabled`), and write them in the"
+        " current schema, in the SDK's canonical, diff-stable YAML.",
+        epilog="examples:\n  t9k-sdk convert old.yaml > new.yaml\n  t9k-sdk convert -i"
+        " manifests/*.yaml\n\n" + _EPILOG,
+        formatter_class=fmt,
+    )
+    convert.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, or -")
+    convert.add_argument(
+        "-i", "--in-place", action="store_true", help="rewrite the files instead of printing"
+    )
+    convert.set_defaults(run=_cmd_convert, parser=convert)
 
     plan = sub.add_parser(
         "plan",

@@ -412,7 +412,7 @@ def test_validate_checks_the_items_of_a_list_kind(
     )
 
 
-def test_validate_reports_legacy_spellings_as_warnings_not_python_warnings(
+def test_validate_rejects_legacy_forms_the_api_server_rejects_and_convert_fixes_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _write(
@@ -437,14 +437,23 @@ def test_validate_reports_legacy_spellings_as_warnings_not_python_warnings(
         """,
     )
 
-    _, out, err = _run(capsys, "validate", str(path))
+    status, out, err = _run(capsys, "validate", str(path))
 
-    assert out.splitlines()[0].startswith(
-        f"{path}: document 0 (ColossalAIJob 'palm'): warning: ColossalAIJob spec.launcher/spec.worker"
+    assert status == 1
+    first = out.splitlines()[0]
+    assert first.startswith(
+        f"{path}: document 0 (ColossalAIJob 'palm'): ColossalAIJob spec.launcher/spec.worker"
         " is the legacy schema"
     )
-    assert "1 warning" in out.splitlines()[-1]
-    assert err == ""
+    assert f"`t9k-sdk convert {path}` rewrites it in the current schema" in first
+    assert out.splitlines()[-1] == "1 problem in 1 of 1 document (1 file checked)"
+    assert err == ""  # no raw Python warning
+
+    status, out, err = _run(capsys, "convert", "-i", str(path))
+    assert (status, err) == (0, f"rewrote {path}\n")
+    assert "replicaSpecs" in path.read_text()
+    status, out, _ = _run(capsys, "validate", str(path))
+    assert (status, out.splitlines()[-1]) == (0, "1 document valid")
 
 
 def test_validate_reads_standard_input(
