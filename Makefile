@@ -78,9 +78,8 @@ bench: $(STAMP) ## Run the benchmarks in bench/
 	$(BIN)/python bench/render.py
 
 .PHONY: demo
-demo: $(STAMP) ## Render the example jobs to YAML and validate them
-	$(BIN)/t9k-sdk render examples/ -o .demo/manifests
-	$(BIN)/t9k-sdk validate .demo/manifests/*.yaml
+demo: $(STAMP) ## Run the example jobs live: local control plane + operator, simulated pods (docs/demo.md)
+	$(BIN)/python tools/demo.py
 
 .PHONY: clean
 clean: ## Remove build and test leftovers (keeps .venv and the binary cache)

@@ -4,7 +4,7 @@
     python tools/cluster.py up       # start (or reuse) the cluster, print how to use it
     python tools/cluster.py status   # show every process, its port and log; exit 1 if unhealthy
     python tools/cluster.py env      # print `export KUBECONFIG=...` (for `eval "$(...)"`)
-    python tools/cluster.py down     # stop every process that `up` started and remove .cluster/
+    python tools/cluster.py down     # stop what `up` and `make demo` started, remove .cluster/
 
 `up` runs etcd, kube-apiserver (TLS, client-certificate admin in system:masters, RBAC, service
 accounts, as controller-runtime's envtest does), installs the CRDs from operator/deploy/crds/ and
@@ -62,6 +62,8 @@ FIELD_MANAGER: Final = "t9k-cluster"
 CONTEXT_NAME: Final = "t9k-local"
 DIGEST_ANNOTATION: Final = "cluster.t9k.dev/manifest-sha256"
 BINARIES: Final = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+OPERATOR_PID_FILE: Final = STATE_DIR / "operator.pid"
+"""pid of the `t9k-operator` that `make demo` (tools/demo.py) runs against this cluster."""
 
 
 @dataclass(frozen=True)
@@ -893,7 +895,32 @@ def _remove_state(keep_logs: bool = False) -> None:
                 child.unlink()
 
 
+def stop_demo_operator(grace: float = 10.0) -> None:
+    """Stop the operator tools/demo.py started for this cluster (OPERATOR_PID_FILE), if it runs."""
+    try:
+        pid = int(OPERATOR_PID_FILE.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return
+    if str(KUBECONFIG).encode() not in cmdline:
+        return  # that pid belongs to another process now
+
+    def running() -> bool:
+        stat = _proc_stat(pid)
+        return stat is not None and stat[0] not in ("Z", "X")
+
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + wait
+        while running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not running():
+            return
+
+
 def _teardown() -> None:
+    stop_demo_operator()
     state = read_state()
     if state is not None:
         stop_processes(state.processes)
@@ -955,6 +982,7 @@ def up(build: bool = True, quiet: bool = False) -> State:
 def down(quiet: bool = False) -> None:
     """Stop every process `up` started and remove .cluster/ (no-op when nothing runs)."""
     with _lock():
+        stop_demo_operator()  # first: it releases its Lease through the API server
         state = read_state()
         if state is not None:
             stop_processes(state.processes)
