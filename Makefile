@@ -37,8 +37,9 @@ lint: $(STAMP) ## black --check, ruff, mypy --strict, import-layer contracts
 	$(BIN)/lint-imports
 
 .PHONY: binaries
-binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
+binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and Pulumi
 	tools/ensure-binaries.sh
+	tools/ensure-pulumi-binaries.sh
 
 .PHONY: cluster-up
 cluster-up: $(STAMP) binaries ## Start (or reuse) the local control plane in .cluster/ (KUBECONFIG=.cluster/kubeconfig)

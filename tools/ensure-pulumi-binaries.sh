@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Build the Pulumi CLI, the Pulumi Kubernetes resource provider and (when its module is required in
-# tools/gobuild/pulumi/go.mod) the Python language host from the Go module proxy into a cache
-# directory outside the repository, keyed by their versions. A warm cache is reused in well under a
-# second.
+# Build the Pulumi CLI, the Python language host and the Pulumi Kubernetes resource provider from
+# the Go module proxy into a cache directory outside the repository, keyed by their versions. A warm
+# cache is reused in well under a second.
 #
 #   tools/ensure-pulumi-binaries.sh              # build what is missing, print every binary's version
 #   tools/ensure-pulumi-binaries.sh --print-dir  # print the cache directory and exit
 #
-# The wrapper modules with their go.sum live in tools/gobuild/pulumi and
-# tools/gobuild/pulumi-kubernetes; docs/contributing/pulumi-binaries.md says why each step looks the
-# way it does and which environment variables run `pulumi up` offline with these binaries.
+# The wrapper modules with their go.sum live in tools/gobuild/pulumi, tools/gobuild/pulumi-kubernetes
+# and tools/gobuild/pulumi-language-python; docs/contributing/pulumi-binaries.md says why each step
+# looks the way it does and which environment variables run `pulumi up` offline with these
+# binaries.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -41,11 +41,24 @@ log() { printf '[ensure-pulumi-binaries] %s\n' "$*" >&2; }
 lang_host_mod=github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3
 provider_mod=github.com/pulumi/pulumi-kubernetes/provider/v4
 
-# The language host is a separate, untagged module that the module proxy may not serve at any
-# version (see the doc). It is built only when tools/gobuild/pulumi/go.mod requires it.
+# The current language host is a separate, untagged module that the module proxy serves at no
+# version (see the doc). If tools/gobuild/pulumi/go.mod ever requires it, it is built from there;
+# otherwise the host of sdk/v3 v3.79.0 (the last release where it is a package of the tagged sdk/v3
+# module) is built from tools/gobuild/pulumi-language-python.
+legacy_lang_host_pkg=github.com/pulumi/pulumi/sdk/v3/python/cmd/pulumi-language-python
 want_lang_host() {
   grep -Eq "^[[:space:]]*(require[[:space:]]+)?${lang_host_mod//./\\.}[[:space:]]" "$here/gobuild/pulumi/go.mod"
 }
+if want_lang_host; then
+  lang_host_dir="$here/gobuild/pulumi" lang_host_pkg="$lang_host_mod"
+else
+  lang_host_dir="$here/gobuild/pulumi-language-python" lang_host_pkg="$legacy_lang_host_pkg"
+fi
+# The sdk/v3 version the host is built from: its version stamp and its cache key (a .version file
+# next to the binary, so changing the wrapper's go.mod rebuilds it).
+# (Read from go.mod rather than `go list -m`, which would cost a module-graph load on every run.)
+lang_host_version="$(awk '$1 == "require" { $0 = substr($0, 9) }
+  $1 == "github.com/pulumi/pulumi/sdk/v3" { print $2; exit }' "$lang_host_dir/go.mod")"
 
 build_pulumi() {
   # Same tags and version ldflag as upstream's .goreleaser.yml. The Python Automation API parses
@@ -58,12 +71,17 @@ build_pulumi() {
 
 build_lang_host() {
   local sdk_dir
-  (cd "$here/gobuild/pulumi" && go build -tags osusergo,grpcnotrace \
-    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" \
-    -o "$bin_dir/" "$lang_host_mod")
-  # The host stats <its own dir>/pulumi-language-python-exec; the script ships in the sdk/v3 module.
-  sdk_dir="$(cd "$here/gobuild/pulumi" && go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
+  rm -f "$bin_dir/pulumi-language-python.version"
+  # Stamped with the version of the sdk/v3 module it comes from (what `pulumi about` reports).
+  (cd "$lang_host_dir" && go build -tags osusergo,grpcnotrace \
+    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$lang_host_version" \
+    -o "$bin_dir/" "$lang_host_pkg")
+  # The host stats <its own dir>/pulumi-language-python-exec and runs it with the program's Python;
+  # the script ships in the same sdk/v3 module version (the PyPI wheel does not contain it).
+  sdk_dir="$(cd "$lang_host_dir" && go mod download github.com/pulumi/pulumi/sdk/v3 &&
+    go list -m -f '{{.Dir}}' github.com/pulumi/pulumi/sdk/v3)"
   install -m 0755 "$sdk_dir/python/cmd/pulumi-language-python-exec" "$bin_dir/"
+  echo "$lang_host_version" >"$bin_dir/pulumi-language-python.version"
 }
 
 generate_provider_embeds() {
@@ -112,23 +130,16 @@ ensure() {  # ensure NAME BUILD_FUNCTION BINARY...
 }
 
 ensure "pulumi $PULUMI_VERSION" build_pulumi pulumi
-have_lang_host=false
-if [[ -x "$bin_dir/pulumi-language-python" && -x "$bin_dir/pulumi-language-python-exec" ]]; then
-  have_lang_host=true
-elif want_lang_host; then
-  ensure "pulumi-language-python" build_lang_host pulumi-language-python pulumi-language-python-exec
-  have_lang_host=true
-else
-  log "skipping pulumi-language-python: $lang_host_mod is not required in tools/gobuild/pulumi/go.mod" \
-    "(inline Automation API programs do not need it; see docs/contributing/pulumi-binaries.md)"
+if [[ "$(cat "$bin_dir/pulumi-language-python.version" 2>/dev/null)" != "$lang_host_version" ]]; then
+  rm -f "$bin_dir/pulumi-language-python"  # built from another sdk/v3 version (or unfinished)
 fi
+ensure "pulumi-language-python $lang_host_version" build_lang_host \
+  pulumi-language-python pulumi-language-python-exec
 ensure "pulumi-resource-kubernetes $PULUMI_K8S_VERSION" build_provider pulumi-resource-kubernetes
 
 printf '%-28s %s\n' "pulumi" "$("$bin_dir/pulumi" version)"
-if $have_lang_host; then
-  printf '%-28s %s\n' "pulumi-language-python" "$(go version -m "$bin_dir/pulumi-language-python" |
-    awk '$1 == "mod" {print $3; exit}')"
-fi
+printf '%-28s %s (%s)\n' "pulumi-language-python" "$lang_host_version" "$(go version -m \
+  "$bin_dir/pulumi-language-python" | awk '$1 == "path" {print $2; exit}')"
 printf '%-28s %s (%s %s)\n' "pulumi-resource-kubernetes" \
   "$(cat "$bin_dir/pulumi-resource-kubernetes.version" 2>/dev/null || echo '?')" "$provider_mod" \
   "$(go version -m "$bin_dir/pulumi-resource-kubernetes" | awk -v m="$provider_mod" '$1 == "dep" && $2 == m {print $3}')"
