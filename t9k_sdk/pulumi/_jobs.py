@@ -96,8 +96,10 @@ _PAUSED: Final = "jsonpath={.status.conditions[?(@.status=='True' && @.type=='Pa
 _DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
 
-class JobFailedError(Exception):
-    """The job failed while `up` waited for it (see `await_phase`)."""
+class JobFailedError(pulumi.RunError):
+    """The job failed while `up` waited for it (see `await_phase`).
+
+    A `pulumi.RunError`, so `up` shows the message without a Python stack trace."""
 
 
 class _JobArgsBase(TypedDict):
@@ -407,13 +409,11 @@ def _checked_phase(
 
 
 def _failure_reason(status: Mapping[str, Any]) -> str:
-    """The Failed condition's message, and the ReplicaFailure one when it says more."""
+    """Why the job failed: the ReplicaFailure condition (which pod, exit code, termination
+    message; the operator sets it whenever a job fails), else the Failed condition."""
     messages: dict[str, str] = {}
     for condition in status.get("conditions") or ():
-        if condition.get("status") == "True":
-            text = condition.get("message") or condition.get("reason")
-            if text:
-                messages[str(condition.get("type"))] = str(text)
-    found = [messages[t] for t in ("Failed", "ReplicaFailure") if t in messages]
-    unique = list(dict.fromkeys(found))
-    return "; ".join(unique) if unique else "no reason given"
+        text = condition.get("message") or condition.get("reason")
+        if condition.get("status") == "True" and text:
+            messages[str(condition.get("type"))] = str(text)
+    return messages.get("ReplicaFailure") or messages.get("Failed") or "no reason given"

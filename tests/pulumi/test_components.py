@@ -1,0 +1,552 @@
+"""The Pulumi components under Pulumi's mocks: what the engine would be asked to create.
+
+`pulumi.runtime.set_mocks` replaces the engine and the providers: `new_resource` sees each
+resource's type, name and inputs exactly as the Kubernetes provider would, and its return value
+plays the provider's result (the live object). Resource options (replace_on_changes,
+depends_on, ...) are not part of what mocks see, so a transformation on the component records
+them. Nothing here checks the API server or the provider's await logic: the cluster tests
+(tests/cluster/test_pulumi_*.py) do that with the real CLI and provider.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes
+import pytest
+
+import t9k_sdk
+from t9k_sdk import Debug, Replica, to_manifest
+from t9k_sdk.crds import generate_crds
+from t9k_sdk.install import install_manifests
+from t9k_sdk.pulumi import (
+    REPLACE_ON_CHANGES,
+    ColossalAIJob,
+    DeepSpeedJob,
+    GenericJob,
+    JobFailedError,
+    T9kOperator,
+    T9kOperatorArgs,
+    parse_timeout,
+)
+
+JOB_TYPE = "kubernetes:batch.tensorstack.dev/v1beta1:{kind}"
+
+
+@dataclass
+class Recorded:
+    """One registered resource: the mocks' view and the options its transformation saw."""
+
+    typ: str
+    name: str
+    inputs: dict[str, Any]
+    opts: pulumi.ResourceOptions | None = None
+
+
+@dataclass
+class Engine(pulumi.runtime.Mocks):
+    """Mocks that remember every resource and answer with a live object."""
+
+    status: dict[str, Any] | None = None
+    """`status` of the job objects the "provider" returns (None: no status yet)."""
+    resources: list[Recorded] = field(default_factory=list)
+
+    def new_resource(
+        self, args: pulumi.runtime.MockResourceArgs
+    ) -> tuple[str | None, dict[str, Any]]:
+        self.resources.append(Recorded(args.typ, args.name, dict(args.inputs)))
+        outputs = dict(args.inputs)
+        if args.typ.startswith("kubernetes:batch.tensorstack.dev/"):
+            meta = dict(outputs["metadata"])
+            meta.setdefault("namespace", "default")  # the provider's default namespace
+            meta["uid"] = f"uid-{args.name}"
+            outputs["metadata"] = meta
+            if self.status is not None:
+                outputs["status"] = self.status
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any] | None]:
+        return {}, None
+
+    def of_type(self, typ: str) -> list[Recorded]:
+        return [r for r in self.resources if r.typ == typ]
+
+    def job(self, kind: str = "GenericJob") -> Recorded:
+        (found,) = self.of_type(JOB_TYPE.format(kind=kind))
+        return found
+
+
+@pytest.fixture
+def engine() -> Engine:
+    mocks = Engine()
+    pulumi.runtime.set_mocks(mocks, project="t9k-test", stack="unit", preview=False)
+    return mocks
+
+
+def record_options(engine: Engine) -> pulumi.ResourceOptions:
+    """Options for a component whose children's options end up in `engine.resources`."""
+
+    def transformation(
+        args: pulumi.ResourceTransformationArgs,
+    ) -> pulumi.ResourceTransformationResult | None:
+        engine.resources.append(Recorded(f"opts:{args.type_}", args.name, {}, args.opts))
+        return None
+
+    return pulumi.ResourceOptions(transformations=[transformation])
+
+
+def options(engine: Engine, typ: str, name: str) -> pulumi.ResourceOptions:
+    (found,) = [r for r in engine.resources if r.typ == f"opts:{typ}" and r.name == name]
+    assert found.opts is not None
+    return found.opts
+
+
+def depends_on(opts: pulumi.ResourceOptions) -> list[Any]:
+    given = opts.depends_on
+    assert isinstance(given, list | type(None)), given
+    return list(given or [])
+
+
+def run(program: Callable[[], Sequence[pulumi.Output[Any]] | None]) -> list[Any]:
+    """Run `program` under the mocks; return the values of the outputs it returns.
+
+    @pulumi.runtime.test returns once every registration has completed, so what the engine was
+    asked for is all in `engine.resources` afterwards."""
+    values: list[Any] = []
+
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
+    def wrapped() -> Any:
+        return pulumi.Output.all(*(program() or ())).apply(values.extend)
+
+    wrapped()
+    return values
+
+
+def plain(value: Any) -> Any:
+    """What went over the wire as plain JSON values (numbers come back as floats)."""
+    return json.loads(json.dumps(value))
+
+
+# --- jobs -----------------------------------------------------------------------------------
+
+WORKER = Replica(
+    type="worker",
+    count=2,
+    image="pytorch/pytorch:2.4.0",
+    command=["torchrun", "train.py"],
+    node_selector={"accelerator_type": "a100", "topology.kubernetes.io/zone": "z1"},
+    env={"NCCL_DEBUG": "INFO"},
+)
+
+
+def generic(**kwargs: Any) -> t9k_sdk.GenericJob:
+    return t9k_sdk.GenericJob(**{"name": "mnist", "replicas": [WORKER], **kwargs})
+
+
+def deepspeed(**kwargs: Any) -> t9k_sdk.DeepSpeedJob:
+    base: dict[str, Any] = {
+        "name": "bert",
+        "image": "deepspeed/deepspeed:0.14",
+        "workers": 2,
+        "gpus_per_worker": 1,
+        "run": ["train.py"],
+    }
+    return t9k_sdk.DeepSpeedJob(**{**base, **kwargs})
+
+
+def colossalai() -> t9k_sdk.ColossalAIJob:
+    return t9k_sdk.ColossalAIJob(
+        name="palm", image="hpcaitech/colossalai:0.3.0", workers=2, script=["train.py"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("component", "make"),
+    [
+        (GenericJob, generic),
+        (DeepSpeedJob, deepspeed),
+        (ColossalAIJob, colossalai),
+        (GenericJob, lambda: generic().build()),
+        (DeepSpeedJob, lambda: deepspeed().build()),
+        (ColossalAIJob, lambda: colossalai().build()),
+    ],
+    ids=["generic", "deepspeed", "colossalai", "generic-model", "deepspeed-model", "caij-model"],
+)
+def test_the_custom_resource_spec_is_exactly_the_yaml_renderers_manifest(
+    engine: Engine, component: Any, make: Callable[[], Any]
+) -> None:
+    job = make()
+    expected = to_manifest(job)
+    run(lambda: [component("training", {"job": job}).uid])
+    sent = engine.job(expected["kind"]).inputs
+    assert sent["apiVersion"] == "batch.tensorstack.dev/v1beta1"
+    assert sent["kind"] == expected["kind"]
+    assert plain(sent["spec"]) == plain(expected["spec"])
+
+
+def test_keys_that_pulumi_would_translate_are_left_alone(engine: Engine) -> None:
+    """pulumi-kubernetes #1740: `node_selector` became `nodeSelector` in CustomResource specs."""
+    run(lambda: [GenericJob("mnist", {"job": generic()}).uid])
+    template = engine.job().inputs["spec"]["replicaSpecs"][0]["template"]["spec"]
+    assert template["nodeSelector"] == {
+        "accelerator_type": "a100",
+        "topology.kubernetes.io/zone": "z1",
+    }
+    assert template["containers"][0]["env"] == [{"name": "NCCL_DEBUG", "value": "INFO"}]
+    assert "node_selector" not in json.dumps(engine.job().inputs)
+
+
+def test_metadata_comes_from_the_job_and_the_namespace_argument_wins(engine: Engine) -> None:
+    job = generic(namespace="from-job", labels={"team": "nlp"}, annotations={"owner": "ana"})
+    values = run(
+        lambda: [
+            GenericJob("a", {"job": job}).namespace,
+            GenericJob("b", {"job": job, "namespace": "from-args"}).namespace,
+        ]
+    )
+    a, b = (r.inputs["metadata"] for r in engine.of_type(JOB_TYPE.format(kind="GenericJob")))
+    assert a == {
+        "name": "mnist",
+        "namespace": "from-job",
+        "labels": {"team": "nlp"},
+        "annotations": {"owner": "ana"},
+    }
+    assert b == {**a, "namespace": "from-args"}
+    assert values == ["from-job", "from-args"]
+
+
+def test_the_namespace_may_be_another_resources_output(engine: Engine) -> None:
+    def program() -> list[pulumi.Output[Any]]:
+        ns = pulumi_kubernetes.core.v1.Namespace("ml", metadata={"name": "ml"})
+        return [GenericJob("mnist", {"job": generic(), "namespace": ns.metadata.name}).namespace]
+
+    assert run(program) == ["ml"]
+    assert engine.job().inputs["metadata"]["namespace"] == "ml"
+
+
+def test_outputs_name_namespace_uid_and_no_phase_without_awaiting(engine: Engine) -> None:
+    engine.status = {"phase": "Pending"}
+
+    def program() -> list[pulumi.Output[Any]]:
+        job = GenericJob("mnist", {"job": generic()})
+        return [job.name, job.namespace, job.uid, job.phase]
+
+    assert run(program) == ["mnist", "default", "uid-mnist", None]
+    annotations = engine.job().inputs["metadata"].get("annotations", {})
+    assert [a for a in annotations if a.startswith("pulumi.com/")] == []
+
+
+@pytest.mark.parametrize(
+    ("await_phase", "timeout", "wait_for", "seconds"),
+    [
+        (
+            "Running",
+            None,
+            "jsonpath={.status.conditions[?(@.status=='True' && "
+            "(@.type=='Running' || @.type=='Completed'))].type}",
+            "600",
+        ),
+        (
+            "Succeeded",
+            "1h30m",
+            "jsonpath={.status.conditions[?(@.status=='True' && @.type=='Completed')].type}",
+            "5400",
+        ),
+    ],
+)
+def test_awaiting_sets_the_providers_wait_annotations_and_the_phase_output(
+    engine: Engine, await_phase: str, timeout: str | None, wait_for: str, seconds: str
+) -> None:
+    engine.status = {"phase": await_phase}
+    args: dict[str, Any] = {
+        "job": generic(annotations={"owner": "ana"}),
+        "await_phase": await_phase,
+    }
+    if timeout is not None:
+        args["timeout"] = timeout
+    assert run(lambda: [GenericJob("mnist", args).phase]) == [await_phase]  # type: ignore[arg-type]
+    assert engine.job().inputs["metadata"]["annotations"] == {
+        "owner": "ana",
+        "pulumi.com/waitFor": wait_for,
+        "pulumi.com/timeoutSeconds": seconds,
+    }
+
+
+def test_a_paused_job_is_awaited_until_its_replicas_are_gone(engine: Engine) -> None:
+    engine.status = {"phase": "Paused"}
+    job = generic(paused=True)
+    assert run(lambda: [GenericJob("mnist", {"job": job, "await_phase": "Running"}).phase]) == [
+        "Paused"
+    ]
+    annotations = engine.job().inputs["metadata"]["annotations"]
+    assert annotations["pulumi.com/waitFor"] == (
+        "jsonpath={.status.conditions[?(@.status=='True' && @.type=='Paused')].type}"
+    )
+
+
+def test_a_job_that_failed_while_awaited_fails_the_program_with_its_reason(
+    engine: Engine,
+) -> None:
+    engine.status = {
+        "phase": "Failed",
+        "conditions": [
+            {"type": "Running", "status": "False", "reason": "ErrorInPod", "message": "x"},
+            {
+                "type": "Failed",
+                "status": "True",
+                "reason": "ErrorInPod",
+                "message": "Pod[mnist-worker-1] exited with error code 3",
+            },
+            {"type": "Completed", "status": "True", "reason": "ErrorInPod", "message": "y"},
+        ],
+    }
+    job = generic(namespace="ml")
+    with pytest.raises(JobFailedError) as err:
+        run(lambda: [GenericJob("mnist", {"job": job, "await_phase": "Succeeded"}).phase])
+    assert str(err.value) == (
+        "GenericJob 'mnist' in namespace ml failed while `up` waited for it to be Succeeded:"
+        " Pod[mnist-worker-1] exited with error code 3."
+        " Details: t9k-sdk describe GenericJob mnist -n ml"
+    )
+
+
+def test_a_failed_job_is_not_an_error_when_nothing_awaits_it(engine: Engine) -> None:
+    engine.status = {"phase": "Failed"}
+    assert run(lambda: [GenericJob("mnist", {"job": generic()}).phase]) == [None]
+
+
+def test_a_job_that_succeeded_before_it_was_seen_running_satisfies_running(
+    engine: Engine,
+) -> None:
+    engine.status = {"phase": "Succeeded"}
+    job = generic()
+    assert run(lambda: [GenericJob("mnist", {"job": job, "await_phase": "Running"}).phase]) == [
+        "Succeeded"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "make", "changed", "replaces"),
+    [
+        ("GenericJob", generic, "spec.replicaSpecs[0].template.spec.containers[0].image", True),
+        ("GenericJob", generic, "spec.replicaSpecs[1]", True),
+        ("GenericJob", generic, "spec.service.ports[0].port", True),
+        ("GenericJob", generic, "spec.scheduler.t9kScheduler.queue", True),
+        ("GenericJob", generic, "spec.cleanUpPolicy", False),
+        ("GenericJob", generic, "spec.successRules", False),
+        ("GenericJob", generic, "spec.runMode.pause.enabled", False),
+        ("GenericJob", generic, "spec.runMode.pause.resumeSpecs[0].command", True),
+        ("GenericJob", generic, "spec.runMode.debug", False),
+        ("GenericJob", generic, "metadata.labels", False),
+        ("DeepSpeedJob", deepspeed, "spec.worker.template.spec.containers[0].image", True),
+        ("DeepSpeedJob", deepspeed, "spec.worker.replicas", True),
+        ("DeepSpeedJob", deepspeed, "spec.config.run.python[1]", True),
+        ("DeepSpeedJob", deepspeed, "spec.elastic.minReplicas", True),
+        ("DeepSpeedJob", deepspeed, "spec.elastic.maxReplicas", True),
+        ("DeepSpeedJob", deepspeed, "spec.elastic.expectedReplicas", False),
+        ("DeepSpeedJob", deepspeed, "spec.runPolicy.cleanUpPolicy", False),
+        ("DeepSpeedJob", deepspeed, "spec.runMode.pause", False),
+        ("ColossalAIJob", colossalai, "spec.torchConfig.script", True),
+        ("ColossalAIJob", colossalai, "spec.replicaSpecs[1].replicas", True),
+        ("ColossalAIJob", colossalai, "spec.ssh", True),
+        ("ColossalAIJob", colossalai, "spec.runPolicy", False),
+    ],
+)
+def test_fields_the_cluster_cannot_update_replace_the_job(
+    engine: Engine, kind: str, make: Callable[[], Any], changed: str, replaces: bool
+) -> None:
+    component: Any = {"GenericJob": GenericJob, "DeepSpeedJob": DeepSpeedJob}.get(
+        kind, ColossalAIJob
+    )
+    run(lambda: [component("training", {"job": make()}, record_options(engine)).uid])
+    opts = options(engine, JOB_TYPE.format(kind=kind), "training")
+    paths = opts.replace_on_changes or []
+    assert paths == list(REPLACE_ON_CHANGES[kind])
+    # The engine's rule: a change replaces when a listed path is a prefix of the changed one.
+    hit = any(changed == p or changed.startswith((p + ".", p + "[")) for p in paths)
+    assert hit is replaces
+    # The name stays, so the old job must be deleted before the new one is created.
+    assert opts.delete_before_replace is True
+
+
+def test_the_custom_resource_is_a_child_of_the_component(engine: Engine) -> None:
+    made: list[GenericJob] = []
+
+    def program() -> list[pulumi.Output[Any]]:
+        made.append(GenericJob("mnist", {"job": generic()}, record_options(engine)))
+        return [made[0].uid]
+
+    run(program)
+    opts = options(engine, JOB_TYPE.format(kind="GenericJob"), "mnist")
+    assert opts.parent is made[0]
+    assert isinstance(made[0].custom_resource, pulumi_kubernetes.apiextensions.CustomResource)
+    (component,) = engine.of_type("t9k:batch:GenericJob")
+    assert component.name == "mnist"
+
+
+def test_depends_on_given_to_the_component_reaches_the_custom_resource(engine: Engine) -> None:
+    made: list[GenericJob] = []
+
+    def program() -> list[pulumi.Output[Any]]:
+        first = GenericJob("first", {"job": generic()})
+        made.append(first)
+        opts = pulumi.ResourceOptions.merge(
+            record_options(engine), pulumi.ResourceOptions(depends_on=[first])
+        )
+        return [GenericJob("second", {"job": generic(name="other")}, opts).uid]
+
+    run(program)
+    child = options(engine, JOB_TYPE.format(kind="GenericJob"), "second")
+    assert made[0] in depends_on(child)
+
+
+# --- validation -----------------------------------------------------------------------------
+
+
+def test_a_job_of_another_kind_is_rejected_with_the_component_to_use(engine: Engine) -> None:
+    with pytest.raises(TypeError) as err:
+        GenericJob("x", {"job": deepspeed()})  # type: ignore[typeddict-item]
+    assert str(err.value) == (
+        "t9k_sdk.pulumi.GenericJob got a DeepSpeedJob"
+        " (t9k_sdk.builders.deepspeed_job.DeepSpeedJob); use t9k_sdk.pulumi.DeepSpeedJob for it"
+    )
+    with pytest.raises(TypeError, match=r"got a GenericJob .*models.*use t9k_sdk.pulumi.Generic"):
+        ColossalAIJob("x", {"job": generic().build()})  # type: ignore[typeddict-item]
+    assert engine.resources == []
+
+
+@pytest.mark.parametrize("bad", [None, {"kind": "GenericJob"}, "mnist.yaml"])
+def test_something_that_is_not_a_job_is_rejected(engine: Engine, bad: Any) -> None:
+    with pytest.raises(TypeError, match=r"needs args\['job'\]: a t9k_sdk.GenericJob builder or"):
+        GenericJob("x", {"job": bad})
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"await_phase": "Completed"}, "await_phase must be one of 'Running', 'Succeeded' or None"),
+        ({"await_phase": "Running", "timeout": "soon"}, 'timeout must be a duration like "90s"'),
+        ({"await_phase": "Running", "timeout": "0s"}, "timeout must be positive"),
+        ({"timeout": "5m"}, "timeout='5m' only applies with await_phase"),
+        ({"operator": "t9k"}, "operator must be a t9k_sdk.pulumi.T9kOperator; got str"),
+    ],
+)
+def test_bad_arguments_are_rejected_before_anything_is_registered(
+    engine: Engine, extra: dict[str, Any], message: str
+) -> None:
+    with pytest.raises((ValueError, TypeError)) as err:
+        GenericJob("x", {"job": generic(), **extra})  # type: ignore[typeddict-item]
+    assert message in str(err.value)
+    assert engine.resources == []
+
+
+def test_awaiting_success_of_a_debug_job_is_rejected(engine: Engine) -> None:
+    with pytest.raises(ValueError, match="a job in debug mode never finishes by itself"):
+        DeepSpeedJob("x", {"job": deepspeed(debug=Debug()), "await_phase": "Succeeded"})
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90s", 90), ("30m", 1800), ("1h30m", 5400), ("2h", 7200), ("45", 45), (" 1m5s ", 65)],
+)
+def test_timeouts(text: str, seconds: int) -> None:
+    assert parse_timeout(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "m", "1d", "-5", "1.5h", "5 m"])
+def test_bad_timeouts(text: str) -> None:
+    with pytest.raises(ValueError, match="timeout must be"):
+        parse_timeout(text)
+
+
+# --- the operator ---------------------------------------------------------------------------
+
+
+def test_the_operator_component_creates_exactly_the_install_manifests(engine: Engine) -> None:
+    image = "registry.example/t9k-operator:1.0"
+    expected = install_manifests(image, "ml-system")
+    namespace = run(
+        lambda: [T9kOperator("t9k", {"image": image, "namespace": "ml-system"}).namespace]
+    )
+    assert namespace == ["ml-system"]
+    sent = [r.inputs for r in engine.resources if r.typ.startswith("kubernetes:")]
+    assert sorted(r["kind"] for r in sent) == sorted(m["kind"] for m in expected)
+    for manifest in expected:
+        (match,) = [
+            r
+            for r in sent
+            if r["kind"] == manifest["kind"]
+            and r["metadata"]["name"] == manifest["metadata"]["name"]
+        ]
+        assert plain(match) == plain(manifest), manifest["kind"]
+
+
+def test_the_crds_are_the_generated_ones_keyed_by_kind_and_kept_on_destroy(engine: Engine) -> None:
+    made: list[T9kOperator] = []
+
+    def program() -> list[pulumi.Output[Any]]:
+        made.append(T9kOperator("t9k", None, record_options(engine)))
+        return [made[0].namespace]
+
+    run(program)
+    op = made[0]
+    assert sorted(op.crds) == ["ColossalAIJob", "DeepSpeedJob", "GenericJob"]
+    crd_type = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+    sent = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in engine.of_type(crd_type)}
+    assert plain(sent) == {c["metadata"]["name"]: plain(c["spec"]) for c in generate_crds()}
+    for name in ("t9k-genericjobs", "t9k-deepspeedjobs", "t9k-colossalaijobs"):
+        assert options(engine, crd_type, name).retain_on_delete is True
+    deployment = options(engine, "kubernetes:apps/v1:Deployment", "t9k-deployment")
+    assert set(op.crds.values()) <= set(depends_on(deployment))
+
+
+def test_the_operator_can_use_an_existing_namespace_and_drop_its_crds(engine: Engine) -> None:
+    def program() -> list[pulumi.Output[Any]]:
+        args: T9kOperatorArgs = {
+            "namespace": "platform",
+            "create_namespace": False,
+            "retain_crds": False,
+        }
+        return [T9kOperator("t9k", args, record_options(engine)).namespace]
+
+    assert run(program) == ["platform"]
+    assert engine.of_type("kubernetes:core/v1:Namespace") == []
+    crd_type = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+    assert not options(engine, crd_type, "t9k-genericjobs").retain_on_delete
+    (deployment,) = engine.of_type("kubernetes:apps/v1:Deployment")
+    assert deployment.inputs["metadata"]["namespace"] == "platform"
+
+
+def test_a_job_given_the_operator_depends_on_its_crd_and_deployment(engine: Engine) -> None:
+    made: list[T9kOperator] = []
+
+    def program() -> list[pulumi.Output[Any]]:
+        op = T9kOperator("t9k")
+        made.append(op)
+        job = DeepSpeedJob("bert", {"job": deepspeed(), "operator": op}, record_options(engine))
+        return [job.uid]
+
+    run(program)
+    child = options(engine, JOB_TYPE.format(kind="DeepSpeedJob"), "bert")
+    assert depends_on(child) == [made[0].crds["DeepSpeedJob"], made[0].deployment]
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ({"image": " "}, ValueError, "image must not be empty"),
+        ({"namespace": ""}, ValueError, "namespace must not be empty"),
+        ({"imagen": "x"}, TypeError, "unknown argument(s) imagen; known: image, namespace"),
+    ],
+)
+def test_bad_operator_arguments(
+    engine: Engine, args: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as err:
+        T9kOperator("t9k", args)  # type: ignore[arg-type]
+    assert message in str(err.value)
+    assert engine.resources == []
