@@ -159,6 +159,31 @@ def test_restart_policies_decide_which_failed_replicas_are_recreated(jobs: Jobs)
         assert "RestartingPod" not in jobs.reasons(name)
 
 
+def test_a_pod_deleted_while_running_is_recreated_without_counting_a_restart(jobs: Jobs) -> None:
+    jobs.create(generic_job("evicted", replica("worker", 2, restart=("Never", 0))))
+    names = {"evicted-worker-0", "evicted-worker-1"}
+    before = jobs.wait_running("evicted", names)["evicted-worker-1"].metadata.uid
+    jobs.wait_phase("evicted", "Running")
+    jobs.core_v1.delete_namespaced_pod("evicted-worker-1", jobs.namespace)  # as an eviction would
+    pods = jobs.wait_pods(
+        "evicted",
+        lambda ps: set(ps) == names
+        and ps["evicted-worker-1"].metadata.uid != before
+        and ps["evicted-worker-1"].status.phase == "Running",
+        "worker-1 recreated and running",
+    )
+    status = jobs.wait_status(
+        "evicted",
+        lambda s: replicas_of(s)["evicted-worker-1"].get("uid")
+        == pods["evicted-worker-1"].metadata.uid,
+        "the new pod in the status",
+    )
+    assert status["phase"] == "Running"
+    assert restart_counts(status) == {
+        "worker": 0
+    }  # it did not fail: not a restart, even with Never
+
+
 def test_clean_up_policies_delete_all_unfinished_or_no_pods_when_the_job_ends(jobs: Jobs) -> None:
     def job(policy: str) -> dict[str, Any]:
         return generic_job(
