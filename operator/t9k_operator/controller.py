@@ -360,67 +360,70 @@ class Controller:
             )
 
         conflicts = 0
-        for deletion in plan.delete:
-            resource = resource_for(deletion.api_version, deletion.kind)
-            deleted = self.cluster.delete(
-                resource,
-                namespace,
-                deletion.name,
-                uid=deletion.uid,
-                grace_period_seconds=deletion.grace_period_seconds,
-            )
-            if deleted and deletion.uid:
-                expect.absent.append((resource, namespace, deletion.name, deletion.uid))
-            did(
-                "delete" if deleted else "delete (already gone)",
-                f"{deletion.kind}/{deletion.name}",
-                deletion.reason,
-                gracePeriodSeconds=deletion.grace_period_seconds,
-            )
-
-        for update in plan.update:
-            manifest = update.manifest
-            resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
-            obj_name = str((manifest.get("metadata") or {}).get("name"))
-            try:
-                self.cluster.replace(manifest, namespace)
-            except ApiError as err:
-                if not err.conflict:
-                    raise
-                conflicts += 1
-                did("update conflict", f"{resource.kind}/{obj_name}", update.reason)
-                continue
-            expect.present.append((resource, namespace, obj_name, resource_version(manifest)))
-            did("update", f"{resource.kind}/{obj_name}", update.reason)
-
-        for manifest in plan.create:
-            resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
-            obj_name = str((manifest.get("metadata") or {}).get("name"))
-            created = self.cluster.create(manifest, namespace)
-            if created is not None:
-                expect.present.append((resource, namespace, obj_name, ""))
-            did(
-                "create" if created is not None else "create (exists)",
-                f"{resource.kind}/{obj_name}",
-            )
-
-        if expect.present or expect.absent:
-            with self._expect_lock:
-                self._expect[key] = expect
-
-        if plan.events:
-            try:
-                self.cluster.record_events(job, plan.events)
-            except ApiError as err:  # Events are informative: never block the job on them
-                log.warning("recording events failed: %s", err, extra=fields(job=job_ref))
-            for event in plan.events:
-                actions.append(f"event {event.reason}")
-                log.info(
-                    "event",
-                    extra=fields(
-                        job=job_ref, type=event.type, reason=event.reason, message=event.message
-                    ),
+        # Once the status is written, its transition Events must be recorded even if a child
+        # action below fails: the next pass sees the new status and has no transition left.
+        try:
+            for deletion in plan.delete:
+                resource = resource_for(deletion.api_version, deletion.kind)
+                deleted = self.cluster.delete(
+                    resource,
+                    namespace,
+                    deletion.name,
+                    uid=deletion.uid,
+                    grace_period_seconds=deletion.grace_period_seconds,
                 )
+                if deleted and deletion.uid:
+                    expect.absent.append((resource, namespace, deletion.name, deletion.uid))
+                did(
+                    "delete" if deleted else "delete (already gone)",
+                    f"{deletion.kind}/{deletion.name}",
+                    deletion.reason,
+                    gracePeriodSeconds=deletion.grace_period_seconds,
+                )
+
+            for update in plan.update:
+                manifest = update.manifest
+                resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
+                obj_name = str((manifest.get("metadata") or {}).get("name"))
+                try:
+                    self.cluster.replace(manifest, namespace)
+                except ApiError as err:
+                    if not err.conflict:
+                        raise
+                    conflicts += 1
+                    did("update conflict", f"{resource.kind}/{obj_name}", update.reason)
+                    continue
+                expect.present.append((resource, namespace, obj_name, resource_version(manifest)))
+                did("update", f"{resource.kind}/{obj_name}", update.reason)
+
+            for manifest in plan.create:
+                resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
+                obj_name = str((manifest.get("metadata") or {}).get("name"))
+                created = self.cluster.create(manifest, namespace)
+                if created is not None:
+                    expect.present.append((resource, namespace, obj_name, ""))
+                did(
+                    "create" if created is not None else "create (exists)",
+                    f"{resource.kind}/{obj_name}",
+                )
+        finally:
+            if expect.present or expect.absent:
+                with self._expect_lock:
+                    self._expect[key] = expect
+
+            if plan.events:
+                try:
+                    self.cluster.record_events(job, plan.events)
+                except ApiError as err:  # Events are informative: never block the job on them
+                    log.warning("recording events failed: %s", err, extra=fields(job=job_ref))
+                for event in plan.events:
+                    actions.append(f"event {event.reason}")
+                    log.info(
+                        "event",
+                        extra=fields(
+                            job=job_ref, type=event.type, reason=event.reason, message=event.message
+                        ),
+                    )
 
         return PassResult("conflict" if conflicts else "done", plan, tuple(actions))
 

@@ -527,12 +527,6 @@ def _probe_denied(core_v1: client.CoreV1Api, namespace: str) -> bool:
     return False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="operator shell: the transition Events of a pass are recorded at its very end, so a"
-    " pass whose status write succeeded but a later delete/create failed loses them for good (the"
-    " next pass sees the new phase already in the status and has no transition to report)",
-)
 def test_a_transition_event_survives_a_pass_that_fails_after_its_status_write(
     jobs: Jobs, api_client: client.ApiClient
 ) -> None:
