@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from kubernetes import client
 
 from tests.cluster.e2e_helpers import (
