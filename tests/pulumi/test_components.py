@@ -208,7 +208,10 @@ def test_metadata_comes_from_the_job_and_the_namespace_argument_wins(engine: Eng
             GenericJob("b", {"job": job, "namespace": "from-args"}).namespace,
         ]
     )
-    a, b = (r.inputs["metadata"] for r in engine.of_type(JOB_TYPE.format(kind="GenericJob")))
+    sent = {
+        r.name: r.inputs["metadata"] for r in engine.of_type(JOB_TYPE.format(kind="GenericJob"))
+    }
+    a, b = sent["a"], sent["b"]
     assert a == {
         "name": "mnist",
         "namespace": "from-job",
