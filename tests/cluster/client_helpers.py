@@ -300,23 +300,33 @@ def log_node_fixture(
             spec=k8s.V1NodeSpec(taints=[k8s.V1Taint(key="t9k.dev/log-test", effect="NoSchedule")]),
         )
     )
+    # Both address types: kwok's node-initialize stage (tools/kwok/stages.yaml) rewrites the
+    # addresses of a node that lacks one of them (to nothing, for a node it did not create).
+    # The API server dials the first of Hostname, ..., InternalIP: both are 127.0.0.1.
+    status = {
+        "status": {
+            "addresses": [
+                {"type": "InternalIP", "address": "127.0.0.1"},
+                {"type": "Hostname", "address": "127.0.0.1"},
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet.port}},
+        }
+    }
     try:
-        core.patch_node_status(
-            name,
-            {
-                "status": {
-                    "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}],
-                    "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet.port}},
-                }
-            },
-        )
+        core.patch_node_status(name, status)
 
         def ready() -> bool:
             node = core.read_node(name)
             conditions = {c.type: c.status for c in node.status.conditions or ()}
-            return conditions.get("Ready") == "True"
+            endpoint = node.status.daemon_endpoints.kubelet_endpoint.port
+            addresses = {a.type for a in node.status.addresses or ()}
+            return (
+                conditions.get("Ready") == "True"
+                and endpoint == kubelet.port
+                and addresses == {"InternalIP", "Hostname"}
+            )
 
-        wait_for(ready, bool, f"node {name} to be Ready (kwok)", 30, 0.1)
+        wait_for(ready, bool, f"node {name} to be Ready (kwok) with its kubelet endpoint", 30, 0.1)
         yield LogNode(name, kubelet)
     finally:
         kubelet.stop()

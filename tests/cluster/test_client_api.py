@@ -410,3 +410,90 @@ def test_an_operator_fixture_scoped_to_the_namespace(
 ) -> None:
     """The fixture's operator watches only this test's namespace (other runs are not disturbed)."""
     assert f"namespace={namespace}" in operator.log()
+
+
+@pytest.mark.usefixtures("operator")
+def test_wait_watches_instead_of_polling(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """However long it waits, wait() makes one list and one watch request (no poll loop)."""
+    client.apply(generic_job("quiet", replicas=1))
+    client.wait("gj", "quiet", for_phase=RUNS, timeout=30)
+    calls: list[tuple[str, dict[str, Any]]] = []
+    real_call = client._api.call
+
+    def counting(method: str, url: str, **kwargs: Any) -> Any:
+        calls.append((method, dict(kwargs.get("query") or {})))
+        return real_call(method, url, **kwargs)
+
+    monkeypatch.setattr(client._api, "call", counting)
+    with pytest.raises(WaitTimeoutError):
+        client.wait("gj", "quiet", timeout=4)
+    assert [(m, q.get("watch", False)) for m, q in calls] == [("GET", False), ("GET", True)]
+
+
+def test_in_cluster_configuration_with_a_service_account(
+    kubeconfig: Path,
+    namespace: str,
+    core_v1: k8s.CoreV1Api,
+    api_client: k8s.ApiClient,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a pod: the service account's token, CA and namespace, with no kubeconfig anywhere."""
+    import base64
+
+    import yaml
+    from kubernetes.config import incluster_config
+
+    from t9k_sdk.client import client as client_module
+
+    core_v1.create_namespaced_service_account(
+        namespace, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="runner"))
+    )
+    rbac = k8s.RbacAuthorizationV1Api(api_client)
+    rbac.create_namespaced_role(
+        namespace,
+        k8s.V1Role(
+            metadata=k8s.V1ObjectMeta(name="jobs"),
+            rules=[
+                k8s.V1PolicyRule(
+                    api_groups=["batch.tensorstack.dev"],
+                    resources=["genericjobs"],
+                    verbs=["get", "list", "watch", "create", "patch"],
+                )
+            ],
+        ),
+    )
+    rbac.create_namespaced_role_binding(
+        namespace,
+        k8s.V1RoleBinding(
+            metadata=k8s.V1ObjectMeta(name="jobs"),
+            role_ref=k8s.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name="jobs"),
+            subjects=[k8s.RbacV1Subject(kind="ServiceAccount", name="runner", namespace=namespace)],
+        ),
+    )
+    token = core_v1.create_namespaced_service_account_token(
+        "runner",
+        namespace,
+        k8s.AuthenticationV1TokenRequest(spec=k8s.V1TokenRequestSpec(audiences=[])),
+    ).status.token
+    config = yaml.safe_load(kubeconfig.read_text())
+    cluster = config["clusters"][0]["cluster"]
+    secrets = tmp_path / "serviceaccount"
+    secrets.mkdir()
+    (secrets / "token").write_text(token)
+    (secrets / "ca.crt").write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+    (secrets / "namespace").write_text(namespace)
+    host, port = cluster["server"].removeprefix("https://").rsplit(":", 1)
+    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(secrets / "token"))
+    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(secrets / "ca.crt"))
+    monkeypatch.setattr(client_module, "SERVICE_ACCOUNT_DIR", secrets)
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config: in-cluster is chosen
+    with Client() as inside:
+        assert inside.namespace == namespace
+        inside.apply(generic_job("from-a-pod"))
+        assert [j.metadata.name for j in inside.list("gj")] == ["from-a-pod"]
+        with pytest.raises(ClientError, match="forbidden"):
+            inside.list("dj")  # the Role grants GenericJobs only

@@ -48,6 +48,11 @@ def test_apply_wait_get_describe_delete(cli: Cli, tmp_path: Path, namespace: str
     manifest = write_yaml(tmp_path / "ok.yaml", generic_job("ok", annotations=SUCCEEDS))
     assert cli("apply", "-f", str(manifest)) == (0, "genericjob/ok created\n", "")
     assert cli("apply", "-f", str(manifest)) == (0, "genericjob/ok unchanged\n", "")
+    elsewhere = generic_job("other")
+    elsewhere["metadata"]["namespace"] = "elsewhere"
+    code, out, err = cli("apply", "-f", str(write_yaml(tmp_path / "other.yaml", elsewhere)))
+    assert (code, out) == (1, "")
+    assert "declares namespace 'elsewhere' but namespace" in err
 
     code, out, err = cli("wait", "gj", "ok", "--timeout", "30s")
     assert code == 0
@@ -98,14 +103,14 @@ def test_apply_wait_get_describe_delete(cli: Cli, tmp_path: Path, namespace: str
 @pytest.mark.usefixtures("operator")
 def test_wait_exit_status_tells_failed_stuck_and_timed_out_apart(cli: Cli, client: Client) -> None:
     client.apply(generic_job("bad", annotations=FAILS))
-    code, _, err = cli("wait", "gj", "bad", "-q")
+    code, _, err = cli("wait", "gj", "bad", "-q", "--timeout", "60s")
     assert code == 1
     assert "t9k-sdk: error: genericjob/bad: Failed: The job is failed: Pod[bad-worker-" in err
     assert "exited with error code 3" in err
-    assert "see `t9k-sdk describe gj bad` for details" in err
+    assert "see `t9k-sdk describe gj bad -n t-test-wait-exit-status" in err
 
     client.apply(generic_job("huge", replicas=1, limits={"nvidia.com/gpu": "99"}))
-    code, _, err = cli("wait", "gj", "huge", "--stuck-grace", "0")
+    code, _, err = cli("wait", "gj", "huge", "--stuck-grace", "0", "--timeout", "60s")
     assert code == 1
     assert "genericjob/huge: Unschedulable: Pod[huge-worker-0] cannot be scheduled" in err
     assert "Insufficient nvidia.com/gpu" in err
