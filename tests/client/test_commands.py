@@ -177,3 +177,11 @@ def test_describe_summarises_the_spec() -> None:
     summary = spec_summary(gpt)
     assert "elastic: 2..8 workers, expected 4" in summary
     assert "run policy: backoff limit 5, deadline 7d" in summary
+
+
+def test_in_cluster_configuration_outside_a_pod_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    from t9k_sdk.client import Client, KubeconfigError
+
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(KubeconfigError, match="cannot use the in-cluster configuration"):
+        Client(in_cluster=True)
