@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NotRequired, TypedDict, get_args
+from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, get_args
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from t9k_sdk import builders, codecs, models
 from t9k_sdk.codecs import AnyJob
-
-if TYPE_CHECKING:
-    from t9k_sdk.pulumi._operator import T9kOperator
+from t9k_sdk.pulumi._operator import T9kOperator
 
 __all__ = [
     "REPLACE_ON_CHANGES",
@@ -229,8 +227,6 @@ class _JobComponent(pulumi.ComponentResource):
         operator = args.get("operator")
         extra: list[pulumi.Resource] = []
         if operator is not None:
-            from t9k_sdk.pulumi._operator import T9kOperator
-
             if not isinstance(operator, T9kOperator):
                 raise TypeError(
                     f"{self.KIND} {resource_name!r}: operator must be a t9k_sdk.pulumi.T9kOperator;"
