@@ -58,9 +58,15 @@ TYPOS: dict[str, list[tuple[str, str]]] = {
         ("spec.config.run.python", "expected a list"),
     ],
     "A_1_9": [("status.conditions[0].type", "'Initializing'")],
-    "A_1_10": [("status.tasks[0].status", "unknown field 'status'; allowed: type, restartCount, replicas")],
-    "A_2_4": [("status.tasks[0].status", "unknown field 'status'; allowed: type, restartCount, replicas")],
-    "A_3_4": [("status.tasks[0].status", "unknown field 'status'; allowed: type, restartCount, replicas")],
+    "A_1_10": [
+        ("status.tasks[0].status", "unknown field 'status'; allowed: type, restartCount, replicas")
+    ],
+    "A_2_4": [
+        ("status.tasks[0].status", "unknown field 'status'; allowed: type, restartCount, replicas")
+    ],
+    "A_3_4": [
+        ("status.tasks[0].status", "unknown field 'status'; allowed: type, restartCount, replicas")
+    ],
 }
 STATUS_TYPOS = {"A_1_10", "A_2_4", "A_3_4"}
 TYPO_KIND = {
