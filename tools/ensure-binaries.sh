@@ -14,25 +14,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=tools/versions.sh
 source "$here/versions.sh"
 
-print_dir_only=false
-[[ "${1:-}" == "--print-dir" ]] && print_dir_only=true
-
-bin_dir="$T9K_BIN_DIR"
-if $print_dir_only; then
-  echo "$bin_dir"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1; then
-  echo "error: Go is needed to build the test cluster binaries (go1.24 or newer on PATH)." >&2
-  exit 1
-fi
-
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOWORK=off
-export GOFLAGS="-trimpath -modcacherw -mod=readonly"
-mkdir -p "$bin_dir"
-
-log() { printf '[ensure-binaries] %s\n' "$*" >&2; }
+# shellcheck source=tools/build-common.sh
+source "$here/build-common.sh"
+build_setup ensure-binaries "$T9K_BIN_DIR" "the test cluster binaries" "$@"
 
 build_k8s() {
   local v="$K8S_VERSION" maj min ldf p
@@ -57,18 +41,6 @@ build_etcd() {
 
 build_kwok() {
   (cd "$here/gobuild/kwok" && go build -ldflags "-s -w" -o "$bin_dir/kwok" sigs.k8s.io/kwok/cmd/kwok)
-}
-
-ensure() {  # ensure NAME BUILD_FUNCTION BINARY...
-  local name="$1" fn="$2"; shift 2
-  local missing=false b
-  for b in "$@"; do [[ -x "$bin_dir/$b" ]] || missing=true; done
-  if $missing; then
-    log "building $name (cold builds take minutes; the result is cached in $bin_dir)"
-    local start=$SECONDS
-    "$fn"
-    log "built $name in $((SECONDS - start))s"
-  fi
 }
 
 ensure "etcd $ETCD_VERSION" build_etcd etcd

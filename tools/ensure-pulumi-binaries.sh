@@ -16,27 +16,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=tools/versions.sh
 source "$here/versions.sh"
 
-print_dir_only=false
-[[ "${1:-}" == "--print-dir" ]] && print_dir_only=true
-
-bin_dir="$T9K_PULUMI_BIN_DIR"
-if $print_dir_only; then
-  echo "$bin_dir"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1; then
-  echo "error: Go is needed to build the Pulumi binaries (go1.25 or newer on PATH)." >&2
-  exit 1
-fi
-
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOWORK=off
-# -buildvcs=false: the provider's main package lives in this repository, so Go would otherwise stamp
-# the repository's commit (and "modified") into the binary.
-export GOFLAGS="-trimpath -modcacherw -mod=readonly -buildvcs=false"
-mkdir -p "$bin_dir"
-
-log() { printf '[ensure-pulumi-binaries] %s\n' "$*" >&2; }
+# shellcheck source=tools/build-common.sh
+source "$here/build-common.sh"
+build_setup ensure-pulumi-binaries "$T9K_PULUMI_BIN_DIR" "the Pulumi binaries" "$@"
 
 lang_host_mod=github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3
 provider_mod=github.com/pulumi/pulumi-kubernetes/provider/v4
@@ -115,18 +97,6 @@ build_provider() {
   # -trimpath keeps -ldflags out of the build info and the provider has no --version flag, so record
   # the stamped version next to the binary for the summary below.
   echo "$PULUMI_K8S_VERSION" >"$bin_dir/pulumi-resource-kubernetes.version"
-}
-
-ensure() {  # ensure NAME BUILD_FUNCTION BINARY...
-  local name="$1" fn="$2"; shift 2
-  local missing=false b
-  for b in "$@"; do [[ -x "$bin_dir/$b" ]] || missing=true; done
-  if $missing; then
-    log "building $name (cold builds take minutes; the result is cached in $bin_dir)"
-    local start=$SECONDS
-    "$fn"
-    log "built $name in $((SECONDS - start))s"
-  fi
 }
 
 ensure "pulumi $PULUMI_VERSION" build_pulumi pulumi
