@@ -15,15 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 import http.server
-import os
-import signal
-import socket
 import ssl
-import subprocess
-import sys
 import threading
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,79 +30,16 @@ from kubernetes import client as k8s
 from t9k_sdk import models
 from t9k_sdk.client import Client
 from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR, wait_for
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class OperatorProcess:
-    """`python -m t9k_operator` watching one namespace, with its Lease there."""
-
-    def __init__(self, kubeconfig: Path, namespace: str, log_path: Path) -> None:
-        self.port = free_port()
-        self.log_path = log_path
-        self._log = log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "t9k_operator",
-                "--kubeconfig",
-                str(kubeconfig),
-                "--namespace",
-                namespace,
-                "--lease-namespace",
-                namespace,
-                "--workers",
-                "2",
-                "--health-port",
-                str(self.port),
-                "--health-bind",
-                "127.0.0.1",
-            ],
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-
-    def _ready(self) -> bool:
-        if self.proc.poll() is not None:
-            raise AssertionError(f"t9k-operator exited with {self.proc.returncode}:\n{self.log()}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=2) as r:
-                return bool(r.status == 200)
-        except (urllib.error.URLError, OSError):
-            return False
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        wait_for(lambda: self._ready(), bool, "t9k-operator to be ready", timeout, 0.1)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self._log.close()
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
+from tests.cluster.operator_helpers import Operator, launch_operators
 
 
 @pytest.fixture(name="operator")
-def operator_fixture(kubeconfig: Path, namespace: str, tmp_path: Path) -> Iterator[OperatorProcess]:
-    op = OperatorProcess(kubeconfig, namespace, tmp_path / "operator.log")
-    try:
-        op.wait_ready()
+def operator_fixture(kubeconfig: Path, namespace: str, tmp_path: Path) -> Iterator[Operator]:
+    """One `t9k-operator` watching this test's namespace (log printed at teardown)."""
+    with launch_operators(kubeconfig, namespace, tmp_path) as start:
+        op = start()
+        op.wait_ready("leader")
         yield op
-    finally:
-        op.stop()
-        print(f"===== t9k-operator log ({op.log_path}) =====\n{op.log()}")
 
 
 @pytest.fixture(name="client")

@@ -28,12 +28,12 @@ from t9k_sdk.client._watch import Watcher, WatchEvent
 from tests.cluster.client_helpers import (
     FAILS,
     SUCCEEDS,
-    OperatorProcess,
     client_fixture,  # noqa: F401  (fixture `client`)
     generic_job,
     operator_fixture,  # noqa: F401  (fixture `operator`)
 )
 from tests.cluster.kube_helpers import wait_for
+from tests.cluster.operator_helpers import Operator
 
 RUNS = "Running"
 
@@ -405,9 +405,7 @@ def test_the_watch_is_renewed_when_the_server_ends_it_and_loses_nothing(
     watcher.join(5)
 
 
-def test_an_operator_fixture_scoped_to_the_namespace(
-    operator: OperatorProcess, namespace: str
-) -> None:
+def test_an_operator_fixture_scoped_to_the_namespace(operator: Operator, namespace: str) -> None:
     """The fixture's operator watches only this test's namespace (other runs are not disturbed)."""
     assert f"namespace={namespace}" in operator.log()
 
