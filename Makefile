@@ -37,12 +37,18 @@ lint: $(STAMP) ## black --check, ruff, mypy --strict, import-layer contracts
 	$(BIN)/lint-imports
 
 .PHONY: binaries
-binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and Pulumi
+binaries: cluster-binaries pulumi-binaries ## Build (or reuse) every binary the tests need
+
+.PHONY: cluster-binaries
+cluster-binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 	tools/ensure-binaries.sh
+
+.PHONY: pulumi-binaries
+pulumi-binaries: ## Build (or reuse) the Pulumi CLI, its Python language host and the Kubernetes provider
 	tools/ensure-pulumi-binaries.sh
 
 .PHONY: cluster-up
-cluster-up: $(STAMP) binaries ## Start (or reuse) the local control plane in .cluster/ (KUBECONFIG=.cluster/kubeconfig)
+cluster-up: $(STAMP) cluster-binaries ## Start (or reuse) the local control plane in .cluster/ (KUBECONFIG=.cluster/kubeconfig)
 	$(BIN)/python tools/cluster.py up
 
 .PHONY: cluster-down
