@@ -43,6 +43,10 @@ class Msg:
     FINISH_RULES = (
         "finish rules must name existing replica types and replica indices from 0 to replicas-1"
     )
+    FINISH_RULE_EMPTY = (
+        "a finish rule must name at least one replica (a replica type and at least one of its"
+        " indices, e.g. {worker: [0]}): an empty rule would hold before any replica ran"
+    )
     MODE_TYPES = "runMode replicaSpecs and resumeSpecs must name existing replica types"
     CONTAINERS = "every replica's pod template needs at least one container"
     RUN_EXACTLY_ONE = "exactly one of python, module and exec must be set"

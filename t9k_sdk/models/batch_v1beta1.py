@@ -599,7 +599,11 @@ def _finish_rule_problems(
 ) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     for i, rule in enumerate(rules or ()):
+        if not rule:
+            problems.append((f"{field}[{i}]", f"{Msg.FINISH_RULE_EMPTY}; got {{}}"))
         for rtype, indices in rule.items():
+            if not indices:
+                problems.append((f"{field}[{i}].{rtype}", f"{Msg.FINISH_RULE_EMPTY}; got []"))
             if rtype not in counts:
                 known = ", ".join(repr(t) for t in counts)
                 problems.append(
@@ -620,6 +624,13 @@ def _finish_rule_problems(
     return problems
 
 
+def _finish_rules_nonempty_cel(field: str) -> str:
+    return (
+        f"!has(self.{field}) || self.{field}.all(rule, size(rule) > 0"
+        " && rule.all(t, size(rule[t]) > 0))"
+    )
+
+
 def _finish_rules_cel(field: str) -> str:
     return (
         f"!has(self.{field}) || self.{field}.all(rule, rule.all(t, self.replicaSpecs.exists(r,"
@@ -635,6 +646,16 @@ class GenericJobSpec(K8sModel):
             "x-kubernetes-validations": [
                 cel(_finish_rules_cel("successRules"), Msg.FINISH_RULES, ".successRules"),
                 cel(_finish_rules_cel("failureRules"), Msg.FINISH_RULES, ".failureRules"),
+                cel(
+                    _finish_rules_nonempty_cel("successRules"),
+                    Msg.FINISH_RULE_EMPTY,
+                    ".successRules",
+                ),
+                cel(
+                    _finish_rules_nonempty_cel("failureRules"),
+                    Msg.FINISH_RULE_EMPTY,
+                    ".failureRules",
+                ),
                 cel(_MODE_TYPES_CEL.format(specs="replicaSpecs"), Msg.MODE_TYPES, ".runMode"),
             ]
         }

@@ -398,8 +398,10 @@ class GenericJobRules(KindRules):
         def rule_slots(rule: Mapping[str, list[int]]) -> list[str]:
             return [names.pod_name(self.job.name, t, i) for t, idx in rule.items() for i in idx]
 
-        failure_rules = spec.finish_rules("failure")
-        success_rules = spec.finish_rules("success")
+        # A rule that names no replica would hold before any replica ran. The SDK and the CRD
+        # reject it; an object created before that check finds it ignored here.
+        failure_rules = [r for r in spec.finish_rules("failure") if rule_slots(r)]
+        success_rules = [r for r in spec.finish_rules("success") if rule_slots(r)]
         for rule in failure_rules:
             members = rule_slots(rule)
             if members and all(final.get(p) == "Failed" for p in members):

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
+from t9k_sdk import codecs, models
 from t9k_sdk.reconcile import Observed, reconcile
+from t9k_sdk.reconcile.desired import GenericJobRules
 from t9k_sdk.reconcile.names import child_selector
 from tests.sdk.manifests import generic_job, pod
 
@@ -152,6 +154,37 @@ def test_job_fails_when_no_success_rule_can_be_met() -> None:
     sim.step()
     assert sim.phase == "Failed"
     assert "no success rule can be met" in sim.condition("Failed")["message"]
+
+
+@pytest.mark.parametrize("rules", [{"successRules": [{}]}, {"successRules": [{"worker": []}]}])
+def test_an_empty_success_rule_never_finishes_a_job_before_its_replicas_run(
+    rules: dict[str, Any],
+) -> None:
+    # the API server rejects such a job (CEL); one created before that rule is refused whole
+    sim = Sim(gj(**rules))
+    plan = sim.step()
+    assert plan.create == ()
+    assert sim.phase == "Failed"
+    assert sim.condition("Failed")["reason"] == "InvalidSpec"
+    assert "spec.successRules[0]" in sim.condition("Failed")["message"]
+
+
+def _rules_unchecked(job: dict[str, Any], **rules: Any) -> GenericJobRules:
+    """The kind rules of a job whose finish rules bypass validation (as if the SDK had no
+    rule against them): what the core itself makes of such rules."""
+    model = codecs.from_manifest(job)
+    assert isinstance(model, models.GenericJob)
+    spec = model.spec.model_copy(update=rules)
+    return GenericJobRules(model.model_copy(update={"spec": spec}))
+
+
+def test_the_core_itself_never_counts_an_empty_rule_as_met() -> None:
+    rules = _rules_unchecked(gj(), success_rules=[{}, {"worker": []}], failure_rules=[{}])
+    assert rules.outcome({}, {}) is None  # nothing has run: nothing is decided
+    one_done = {"demo-worker-0": "Succeeded"}
+    assert rules.outcome(one_done, {}) is None  # empty rules fall back to: every replica
+    all_done = {"demo-worker-0": "Succeeded", "demo-worker-1": "Succeeded"}
+    assert rules.outcome(all_done, {}) == ("Succeeded", "The job has finished successfully.")
 
 
 def test_on_failure_restarts_within_limit_and_counts_per_type() -> None:

@@ -277,6 +277,25 @@ def test_builder_errors_name_the_wire_field_and_all_problems_at_construction() -
     assert str(info.value).startswith("GenericJob 'Bad_Name' is invalid:")
 
 
+def test_builder_rejects_an_empty_finish_rule_naming_field_value_and_what_is_allowed() -> None:
+    # an empty rule names no replica, so it would hold before any replica ran
+    with pytest.raises(InvalidManifestError) as info:
+        GenericJob(
+            name="g",
+            replicas=[Replica(type="worker", count=2, image="x")],
+            success_rules=[{"worker": []}],
+            failure_rules=[{}],
+        )
+    problems = {p.path: str(p) for p in info.value.problems}
+    assert set(problems) == {"spec.successRules[0].worker", "spec.failureRules[0]"}
+    assert problems["spec.successRules[0].worker"] == (
+        "spec.successRules[0].worker: a finish rule must name at least one replica"
+        " (a replica type and at least one of its indices, e.g. {worker: [0]}):"
+        " an empty rule would hold before any replica ran; got []"
+    )
+    assert problems["spec.failureRules[0]"].endswith("; got {}")
+
+
 def test_builder_arguments_are_type_checked_with_the_same_error_type() -> None:
     with pytest.raises(InvalidManifestError) as info:
         DeepSpeedJob(name="d", image="i", run=["a"], workers="4")  # type: ignore[arg-type]

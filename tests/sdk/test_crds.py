@@ -135,6 +135,7 @@ def test_cel_rules_carry_the_sdk_messages() -> None:
         Msg.POD_NAME_LENGTH,
         Msg.TYPES_UNIQUE,
         Msg.FINISH_RULES,
+        Msg.FINISH_RULE_EMPTY,
         Msg.MODE_TYPES,
         Msg.CONTAINERS,
         Msg.RUN_EXACTLY_ONE,

@@ -90,6 +90,24 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "has 2 replicas",
     ),
     (
+        "finish-rule-empty",
+        generic_job(successRules=[{"worker": [0]}, {}]),
+        "spec.successRules[1]",
+        "must name at least one replica",
+    ),
+    (
+        "finish-rule-empty-list",
+        generic_job(successRules=[{"worker": []}]),
+        "spec.successRules[0].worker",
+        "must name at least one replica",
+    ),
+    (
+        "failure-rule-empty-list",
+        generic_job(failureRules=[{"worker": []}]),
+        "spec.failureRules[0].worker",
+        "must name at least one replica",
+    ),
+    (
         "debug-type-unknown",
         generic_job(runMode={"debug": {"enabled": True, "replicaSpecs": [{"type": "ps"}]}}),
         "spec.runMode.debug.replicaSpecs[0].type",
