@@ -97,6 +97,7 @@ def generic_jobs(draw: st.DrawFn) -> dict[str, Any]:
                 t: draw(
                     st.lists(
                         st.integers(0, counts[t] - 1).map(draw(st.sampled_from([int, str]))),
+                        min_size=1,  # an empty list is rejected: the rule would hold at once
                         max_size=3,
                     )
                 )
