@@ -402,30 +402,50 @@ class GenericJobRules(KindRules):
         # reject it; an object created before that check finds it ignored here.
         failure_rules = [r for r in spec.finish_rules("failure") if rule_slots(r)]
         success_rules = [r for r in spec.finish_rules("success") if rule_slots(r)]
+        failed = [s.name for s in slots if final.get(s.name) == "Failed"]
+
+        def failures(pods: list[str]) -> str:
+            shown = [f"Pod[{p}] {_failed_how(failed_codes.get(p))}" for p in pods[:3]]
+            more = f", and {len(pods) - 3} more" if len(pods) > 3 else ""
+            return ", ".join(shown) + more
+
         for rule in failure_rules:
-            members = rule_slots(rule)
-            if members and all(final.get(p) == "Failed" for p in members):
+            if all(final.get(p) == "Failed" for p in rule_slots(rule)):
                 return "Failed", f"The job is failed with rule: {_rule_text(rule)}"
-        if not failure_rules:
-            failed = [s.name for s in slots if final.get(s.name) == "Failed"]
-            if failed:
-                pod = failed[0]
-                code = failed_codes.get(pod)
-                detail = f"exited with error code {code}" if code is not None else "failed"
-                return "Failed", f"The job is failed: Pod[{pod}] {detail}"
-        if success_rules:
-            for rule in success_rules:
-                members = rule_slots(rule)
-                if all(final.get(p) == "Succeeded" for p in members):
-                    return "Succeeded", "The job has finished successfully."
-            if all(any(final.get(p) == "Failed" for p in rule_slots(r)) for r in success_rules):
-                return "Failed", "The job is failed: no success rule can be met any more"
-        elif slots and all(final.get(s.name) == "Succeeded" for s in slots):
+        if not failure_rules and failed:
+            return "Failed", f"The job is failed: {failures(failed[:1])}"
+        if not slots:
+            return None
+        # Without successRules the job succeeds when every replica succeeded.
+        wanted = [rule_slots(r) for r in success_rules] or [[s.name for s in slots]]
+        if any(all(final.get(p) == "Succeeded" for p in members) for members in wanted):
             return "Succeeded", "The job has finished successfully."
+        if all(any(final.get(p) == "Failed" for p in members) for members in wanted):
+            # no success rule can be met any more: waiting for the other replicas is pointless
+            blocking = {p for members in wanted for p in members}
+            culprits = failures([p for p in failed if p in blocking])
+            if success_rules:
+                return (
+                    "Failed",
+                    f"The job is failed: no success rule can be met any more: {culprits}",
+                )
+            return (
+                "Failed",
+                f"The job is failed: without successRules every replica must succeed, but {culprits}",
+            )
+        if all(s.name in final for s in slots):
+            return (
+                "Failed",
+                "The job is failed: every replica has finished, but no success rule was met",
+            )
         return None
 
     def clean_up_policy(self) -> models.CleanUpPolicy:
         return models.CleanUpPolicy(self.job.spec.clean_up_policy or models.CleanUpPolicy.NONE)
+
+
+def _failed_how(code: int | None) -> str:
+    return f"exited with error code {code}" if code is not None else "failed"
 
 
 def _rule_text(rule: Mapping[str, list[int]]) -> str:

@@ -89,10 +89,18 @@ def test_a_job_succeeds_when_every_replica_did_or_when_a_success_rule_is_met(job
 
 
 def test_a_failure_rule_fails_the_job_only_when_its_replicas_failed(jobs: Jobs) -> None:
-    jobs.create(generic_job("rule", replica("worker", 3), failureRules=[{"worker": [1]}]))
+    jobs.create(
+        generic_job(
+            "rule",
+            replica("worker", 3),
+            successRules=[{"worker": [0]}],
+            failureRules=[{"worker": [1]}],
+        )
+    )
     jobs.wait_running("rule", {f"rule-worker-{i}" for i in range(3)})
 
-    jobs.end_pod("rule-worker-2", code=1)  # not named by the rule: the job goes on
+    # named by no rule, and the success rule can still be met: the job goes on
+    jobs.end_pod("rule-worker-2", code=1)
     status = jobs.wait_status(
         "rule", lambda s: condition(s, "ReplicaFailure").get("status") == "True", "ReplicaFailure"
     )

@@ -153,7 +153,126 @@ def test_job_fails_when_no_success_rule_can_be_met() -> None:
     sim.finish("demo-worker-0", code=1)
     sim.step()
     assert sim.phase == "Failed"
-    assert "no success rule can be met" in sim.condition("Failed")["message"]
+    assert sim.condition("Failed")["message"] == (
+        "The job is failed: no success rule can be met any more:"
+        " Pod[demo-worker-0] exited with error code 1"
+    )
+
+
+# (id, spec rules, pods that finish with their exit codes, expected phase, Failed message)
+FINISHES: list[tuple[str, dict[str, Any], dict[str, int], str, str | None]] = [
+    (
+        "failure-rules-only-an-unnamed-replica-fails-the-rest-succeed",
+        {"failureRules": [{"worker": [0]}]},
+        {"demo-worker-0": 0, "demo-worker-1": 2, "demo-worker-2": 0},
+        "Failed",
+        "The job is failed: without successRules every replica must succeed,"
+        " but Pod[demo-worker-1] exited with error code 2",
+    ),
+    (
+        "failure-rules-only-fails-as-soon-as-success-is-impossible",
+        {"failureRules": [{"worker": [0, 1]}]},
+        {"demo-worker-2": 137},
+        "Failed",
+        "The job is failed: without successRules every replica must succeed,"
+        " but Pod[demo-worker-2] exited with error code 137",
+    ),
+    (
+        "failure-rules-only-all-succeed",
+        {"failureRules": [{"worker": [0]}]},
+        {"demo-worker-0": 0, "demo-worker-1": 0, "demo-worker-2": 0},
+        "Succeeded",
+        None,
+    ),
+    (
+        "failure-rule-met-first",
+        {"failureRules": [{"worker": [0]}]},
+        {"demo-worker-0": 1, "demo-worker-1": 1},
+        "Failed",
+        'The job is failed with rule: {"worker":["0"]}',
+    ),
+    (
+        "success-rule-still-possible-keeps-running",
+        {
+            "successRules": [{"worker": [0]}, {"worker": [1]}],
+            "failureRules": [{"worker": [0, 1, 2]}],
+        },
+        {"demo-worker-0": 1, "demo-worker-2": 1},
+        "Running",
+        None,
+    ),
+    (
+        "every-success-rule-broken-names-the-failed-replicas",
+        {
+            "successRules": [{"worker": [0]}, {"worker": [1, 2]}],
+            "failureRules": [{"worker": [0, 1]}],
+        },
+        {"demo-worker-0": 1, "demo-worker-2": 143},
+        "Failed",
+        "The job is failed: no success rule can be met any more:"
+        " Pod[demo-worker-0] exited with error code 1, Pod[demo-worker-2] exited with error code 143",
+    ),
+    (
+        "success-rule-met-while-an-unnamed-replica-failed",
+        {"successRules": [{"worker": [0]}], "failureRules": [{"worker": [1, 2]}]},
+        {"demo-worker-2": 1, "demo-worker-0": 0},
+        "Succeeded",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("rules", "finishes", "phase", "message"),
+    [c[1:] for c in FINISHES],
+    ids=[c[0] for c in FINISHES],
+)
+def test_generic_job_finishes_as_soon_as_its_outcome_is_decided(
+    rules: dict[str, Any], finishes: dict[str, int], phase: str, message: str | None
+) -> None:
+    sim = Sim(gj(workers=3, **rules))
+    sim.step()
+    sim.run()
+    sim.step()
+    for name, code in finishes.items():
+        sim.finish(name, code=code)
+    plan = sim.step()
+    assert sim.phase == phase
+    assert plan.finished is (phase != "Running")
+    if message is not None:
+        assert sim.condition("Failed") is not None
+        assert sim.condition("Failed")["message"] == message
+        assert sim.condition("Completed")["status"] == "True"
+
+
+def test_the_failure_message_lists_a_few_failed_replicas_and_counts_the_rest() -> None:
+    sim = Sim(
+        gj(workers=9, successRules=[{"worker": list(range(8))}], failureRules=[{"worker": [8]}])
+    )
+    sim.step()
+    sim.run()
+    for i in range(8):
+        sim.finish(f"demo-worker-{i}", code=1)
+    sim.step()
+    assert sim.condition("Failed")["message"] == (
+        "The job is failed: no success rule can be met any more:"
+        + "".join(
+            f"{',' if i else ''} Pod[demo-worker-{i}] exited with error code 1" for i in range(3)
+        )
+        + ", and 5 more"
+    )
+
+
+def test_a_job_ends_once_every_replica_finished_even_if_its_rules_cannot_decide() -> None:
+    # a rule naming a replica that does not exist (the SDK and the CRD reject it) can never be
+    # met; once every replica has finished for good the job must still end
+    rules = _rules_unchecked(gj(), success_rules=[{"worker": [5]}])
+    done = {"demo-worker-0": "Succeeded", "demo-worker-1": "Succeeded"}
+    assert rules.outcome({"demo-worker-0": "Succeeded"}, {}) is None
+    assert rules.outcome(done, {}) == (
+        "Failed",
+        "The job is failed: every replica has finished, but no success rule was met",
+    )
 
 
 @pytest.mark.parametrize("rules", [{"successRules": [{}]}, {"successRules": [{"worker": []}]}])
@@ -258,6 +377,7 @@ def test_restart_budget_is_shared_by_replicas_failing_together() -> None:
         gj(
             workers=2,
             restart={"policy": "OnFailure", "limit": 1},
+            successRules=[{"worker": [0]}],  # worker-1 failing for good does not end the job
             failureRules=[{"worker": [0, 1]}],
         )
     )
