@@ -296,8 +296,6 @@ class KindRules:
 # GenericJob
 # ---------------------------------------------------------------------------------------------
 
-_VARIABLE = re.compile(r"\$\(([^()]*)\)")
-
 
 class GenericJobRules(KindRules):
     """GenericJob: free replica types, finish rules, optional per-replica services, variables."""
@@ -328,13 +326,17 @@ class GenericJobRules(KindRules):
 
     def substitute(self, text: str, slot: Slot) -> str:
         """Expand `$(type)`, `$(rank)`, `$(replicas[t])`, `$(service.t[i].host)`,
-        `$(service.port[name])`; anything else (e.g. `$(HOME)`, for the kubelet) is kept."""
+        `$(service.port[name])`; anything else (e.g. `$(HOME)`, for the kubelet) is kept.
+
+        One left-to-right pass with the kubelet's syntax (Kubernetes' `expansion.Expand`): a
+        variable runs to the first `)`, and `$$` is the escape. The escape is kept as `$$`, so
+        that the kubelet, which expands the same fields next, turns `$$(rank)` into the literal
+        `$(rank)` (and `$$(HOME)` into `$(HOME)`, as it would without the operator)."""
         counts = {g.type: g.count for g in self.groups()}
         has_service = self.job.spec.service is not None
         ports = self._ports()
 
-        def expand(match: re.Match[str]) -> str:
-            var = match.group(1)
+        def value(var: str) -> str | None:
             if var == "type":
                 return slot.replica_type
             if var == "rank":
@@ -348,11 +350,31 @@ class GenericJobRules(KindRules):
             m = re.fullmatch(r"service\.port\[([^\]]+)\]", var)
             if m and has_service and m.group(1) in ports:
                 return str(ports[m.group(1)])
-            return match.group(0)
+            return None
 
-        return _VARIABLE.sub(expand, text)
+        out: list[str] = []
+        i = 0
+        while i < len(text):
+            if text.startswith("$$", i):
+                out.append("$$")
+                i += 2
+                continue
+            if text.startswith("$(", i):
+                close = text.find(")", i + 2)
+                if close != -1:
+                    expanded = value(text[i + 2 : close])
+                    out.append(text[i : close + 1] if expanded is None else expanded)
+                    i = close + 1
+                    continue
+            out.append(text[i])
+            i += 1
+        return "".join(out)
 
-    def customize(self, spec: dict[str, Any], slot: Slot) -> None:
+    def pod(self, slot: Slot, mode: Mode) -> Manifest:
+        """The pod, with the variables substituted in every command, argument and env value it
+        ends up with (run-mode overrides included)."""
+        manifest = super().pod(slot, mode)
+        spec = manifest["spec"]
         for key in ("containers", "initContainers"):
             containers = []
             for c in spec.get(key) or ():
@@ -368,6 +390,7 @@ class GenericJobRules(KindRules):
                 containers.append(c)
             if key in spec:
                 spec[key] = containers
+        return manifest
 
     def services(self) -> list[Manifest]:
         service = self.job.spec.service

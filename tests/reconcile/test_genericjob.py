@@ -469,6 +469,107 @@ def test_variables_are_substituted_in_command_args_and_env() -> None:
     }
 
 
+def _kubelet_expand(text: str, env: dict[str, str]) -> str:
+    """What the kubelet makes of a command, arg or env value: a port of Kubernetes'
+    third_party/forked/golang/expansion.Expand (one left-to-right pass; `$$` is a literal `$`;
+    an unknown `$(x)` stays as written)."""
+    out: list[str] = []
+    checkpoint = cursor = 0
+    while cursor < len(text):
+        if text[cursor] == "$" and cursor + 1 < len(text):
+            out.append(text[checkpoint:cursor])
+            rest = text[cursor + 1 :]
+            if rest[0] == "$":
+                out.append("$")
+                advance = 1
+            elif rest[0] == "(":
+                close = rest.find(")")
+                if close == -1:
+                    out.append("$(")
+                    advance = 1
+                else:
+                    name = rest[1:close]
+                    out.append(env.get(name, f"$({name})"))
+                    advance = close + 1
+            else:
+                out.append("$" + rest[0])
+                advance = 1
+            cursor += advance
+            checkpoint = cursor + 1
+        cursor += 1
+    return "".join(out) + text[checkpoint:]
+
+
+# (written in the job, what the process of demo-worker-1 sees; HOME=/root is in its environment)
+EXPANSIONS = [
+    ("--rank=$(rank)", "--rank=1"),
+    ("$(type)-$(rank)/$(replicas[worker])", "worker-1/2"),
+    ("$$(rank)", "$(rank)"),  # the Kubernetes escape: a literal $(rank)
+    ("$$$(rank)", "$1"),
+    ("$$$$(rank)", "$$(rank)"),
+    ("$$(HOME)", "$(HOME)"),
+    ("$(HOME)/ckpt", "/root/ckpt"),  # left for the kubelet
+    ("$(nope)", "$(nope)"),
+    ("$(rank", "$(rank"),
+    ("cost: 5$, $rank", "cost: 5$, $rank"),
+    ("$((1+2))", "$((1+2))"),
+    ("$", "$"),
+]
+
+
+@pytest.mark.parametrize(("written", "seen"), EXPANSIONS)
+def test_variables_follow_the_kubernetes_expansion_rules_and_escape(
+    written: str, seen: str
+) -> None:
+    template = pod("w", command=[written], args=[written], env=[{"name": "X", "value": written}])
+    plan = Sim(
+        generic_job(replicaSpecs=[{"type": "worker", "replicas": 2, "template": template}])
+    ).step()
+    c = next(m for m in plan.create if m["metadata"]["name"] == "demo-worker-1")["spec"][
+        "containers"
+    ][0]
+    home = {"HOME": "/root"}
+    assert [_kubelet_expand(a, home) for a in (*c["command"], *c["args"])] == [seen, seen]
+    assert _kubelet_expand(c["env"][0]["value"], home) == seen
+
+
+def test_variables_are_substituted_in_debug_and_resume_commands() -> None:
+    job = gj(
+        runMode={
+            "debug": {
+                "enabled": True,
+                "replicaSpecs": [
+                    {"type": "worker", "command": ["sh", "-c", "echo $(type) $(rank)"]}
+                ],
+            },
+            "pause": {
+                "resumeSpecs": [
+                    {
+                        "type": "worker",
+                        "command": ["resume.sh", "--rank=$(rank)"],
+                        "args": ["--of=$(replicas[worker])", "$$(rank)"],
+                    }
+                ]
+            },
+        }
+    )
+    sim = Sim(job)
+    plan = sim.step()
+    debug = {m["metadata"]["name"]: m["spec"]["containers"][0] for m in plan.create}
+    assert debug["demo-worker-1"]["command"] == ["sh", "-c", "echo worker 1"]
+
+    sim.job["spec"]["runMode"]["debug"]["enabled"] = False
+    sim.job["spec"]["runMode"]["pause"]["enabled"] = True
+    sim.step()
+    sim.drain_deletions()
+    sim.step()
+    sim.job["spec"]["runMode"]["pause"]["enabled"] = False
+    plan = sim.step()
+    resumed = {m["metadata"]["name"]: m["spec"]["containers"][0] for m in plan.create}
+    assert resumed["demo-worker-1"]["command"] == ["resume.sh", "--rank=1"]
+    assert resumed["demo-worker-1"]["args"] == ["--of=2", "$$(rank)"]
+
+
 def test_service_variables_stay_without_spec_service() -> None:
     template = pod("w", command=["echo", "$(service.worker[0].host)", "$(service.port[http])"])
     plan = Sim(generic_job(replicaSpecs=[{"type": "worker", "template": template}])).step()
