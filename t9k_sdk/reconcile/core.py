@@ -32,6 +32,7 @@ from t9k_sdk import codecs, models
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
+from t9k_sdk.models._base import _format_time
 from t9k_sdk.reconcile import status as st
 from t9k_sdk.reconcile.desired import KindRules, Mode, ReplicaGroup, Slot, rules_for
 from t9k_sdk.reconcile.observe import PodView, observe_pod
@@ -40,6 +41,7 @@ from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Plan, U
 __all__ = ["reconcile", "restart_allowed"]
 
 _FINISHED = (ReplicaPhase.SUCCEEDED.value, ReplicaPhase.FAILED.value)
+DEADLINE_EXCEEDED = "DeadlineExceeded"
 
 
 def restart_allowed(group: ReplicaGroup, outcome: str, exit_code: int | None, used: int) -> bool:
@@ -168,25 +170,47 @@ class _Pass:
         self._other_children(terminal)
         outcome: tuple[str, str, str] | None = None
         requeue: float | None = None
-        if not terminal and not paused and not run_mode.debug_enabled:
-            decided = self.rules.outcome(self.final, self.failed_codes)
-            if decided is not None:
-                outcome = (decided[0], decided[0], decided[1])
+        if not terminal and not paused:
+            if not run_mode.debug_enabled:  # debug: the job never finishes by itself...
+                decided = self.rules.outcome(self.final, self.failed_codes)
+                if decided is not None:
+                    outcome = (decided[0], decided[0], decided[1])
             deadline = self.rules.deadline_seconds()
-            created = self.job.metadata.creation_timestamp
-            if outcome is None and deadline is not None and created is not None:
-                remaining = deadline - (self.now - created).total_seconds()
+            if outcome is None and deadline is not None:  # ...but its pods hold GPUs too
+                started = self._active_since()
+                remaining = deadline - (self.now - started).total_seconds()
                 if remaining <= 0:
                     outcome = (
                         JobPhase.FAILED.value,
-                        "DeadlineExceeded",
-                        f"The job ran longer than runPolicy.activeDeadlineSeconds ({deadline}s).",
+                        DEADLINE_EXCEEDED,
+                        f"The job ran longer than runPolicy.activeDeadlineSeconds ({deadline}s,"
+                        f" counted from {_format_time(started)}): its unfinished pods are deleted.",
                     )
                 else:
                     requeue = remaining
             if outcome is not None:
-                self._clean_up(slots)
+                self._clean_up(slots, hard_stop=outcome[1] == DEADLINE_EXCEEDED)
         return self._plan(slots, outcome, terminal, paused, requeue)
+
+    def _active_since(self) -> datetime:
+        """When the deadline's clock started: the job's first pass (its Initialized condition),
+        or its last resume (its Paused condition turning False), whichever is later. A job
+        resumed in this very pass, or on its first pass, starts now."""
+        conditions = {
+            c.type: c for c in (self.job.status.conditions if self.job.status else None) or ()
+        }
+        initialized = conditions.get(JobConditionType.INITIALIZED)
+        paused = conditions.get(JobConditionType.PAUSED)
+        if initialized is None or initialized.status != ConditionStatus.TRUE:
+            return self.now
+        if paused is not None and paused.status == ConditionStatus.TRUE:
+            return self.now  # resuming now
+        marks = [
+            c.last_transition_time
+            for c in (initialized, paused)
+            if c is not None and c.last_transition_time is not None
+        ]
+        return max(marks, default=self.now)
 
     def _mode(self, run_mode: models.RunMode) -> Mode:
         if run_mode.debug_enabled:
@@ -317,9 +341,25 @@ class _Pass:
                     if prev.get("phase") == ReplicaPhase.DELETED.value
                     else {**prev, "phase": ReplicaPhase.DELETED.value}
                 )
-        self._clean_up(slots)
+        failed = next(
+            (
+                c
+                for c in self.prev.get("conditions") or ()
+                if c.get("type") == JobConditionType.FAILED.value
+            ),
+            None,
+        )
+        # a pass interrupted after the status write: the deadline's deletions still happen
+        self._clean_up(
+            slots,
+            hard_stop=failed is not None
+            and failed.get("status") == ConditionStatus.TRUE.value
+            and failed.get("reason") == DEADLINE_EXCEEDED,
+        )
 
-    def _clean_up(self, slots: list[Slot]) -> None:
+    def _clean_up(self, slots: list[Slot], *, hard_stop: bool = False) -> None:
+        """Delete the pods the clean-up policy names; with `hard_stop` (a deadline passed), also
+        every pod still pending or running, whatever the policy says."""
         present = {s.name: self.pods[s.name] for s in slots if s.name in self.pods}
         finished = {
             name: pod.phase in (ReplicaPhase.SUCCEEDED, ReplicaPhase.FAILED)
@@ -327,11 +367,24 @@ class _Pass:
             if not pod.terminating
         }
         already = {d.name for d in self.delete}
-        for name in self.rules.to_clean_up(finished):
+        doomed = self.rules.to_clean_up(finished)
+        if hard_stop:
+            doomed += [n for n, done in finished.items() if not done and n not in doomed]
+        for name in doomed:
             pod = present[name]
             if name in already:
                 continue
             self.delete.append(Deletion("v1", "Pod", name, pod.uid, "clean-up"))
+            if hard_stop and not finished[name]:
+                self.notes.append(f"delete pod {name}: the job ran past its deadline")
+                self.events.append(
+                    Event(
+                        "Normal",
+                        "CleanUpPod",
+                        f"Deleted pod {name}: the job ran past runPolicy.activeDeadlineSeconds",
+                    )
+                )
+                continue
             self.notes.append(f"delete pod {name}: clean-up after the job finished")
             self.events.append(
                 Event("Normal", "CleanUpPod", f"Deleted pod {name} after the job finished")

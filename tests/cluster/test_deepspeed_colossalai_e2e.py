@@ -151,21 +151,33 @@ def test_a_failed_worker_is_restarted_within_the_backoff_limit(jobs: Jobs) -> No
     assert "RestartingPod" in jobs.reasons("retry")
 
 
-def test_active_deadline_seconds_fails_a_job_that_runs_too_long(jobs: Jobs) -> None:
+def test_active_deadline_seconds_stops_a_job_that_runs_too_long_and_deletes_its_pods(
+    jobs: Jobs,
+) -> None:
     jobs.create(
-        deepspeed_job(
-            "slow", 2, runPolicy={"activeDeadlineSeconds": 2, "cleanUpPolicy": "Unfinished"}
-        )
+        deepspeed_job("slow", 2, runPolicy={"activeDeadlineSeconds": 3, "cleanUpPolicy": "None"})
     )
     jobs.wait_running("slow", {"slow-worker-0", "slow-worker-1"})
     status = jobs.wait_phase("slow", "Failed", timeout=15)
     failed = condition(status, "Failed")
+    started = condition(status, "Initialized")["lastTransitionTime"]
     assert (failed["reason"], failed["message"]) == (
         "DeadlineExceeded",
-        "The job ran longer than runPolicy.activeDeadlineSeconds (2s).",
+        f"The job ran longer than runPolicy.activeDeadlineSeconds (3s, counted from {started}):"
+        " its unfinished pods are deleted.",
     )
-    # the clean-up policy applies: the running workers are deleted
-    jobs.wait_pods("slow", lambda ps: not ps, "the unfinished workers deleted")
+    # a deadline is a hard stop: the running workers are deleted although cleanUpPolicy is None
+    jobs.wait_pods("slow", lambda ps: not ps, "the running workers deleted")
+    wanted = {
+        f"Deleted pod slow-worker-{i}: the job ran past runPolicy.activeDeadlineSeconds"
+        for i in (0, 1)
+    }
+    wait_for(
+        lambda: {m for _, reason, m in jobs.events("slow") if reason == "CleanUpPod"},
+        lambda cleaned: cleaned == wanted,
+        "a CleanUpPod Event for each running worker",
+        10,
+    )
 
 
 def test_an_elastic_resize_rewrites_the_hostfile_and_relaunches_worker_0(jobs: Jobs) -> None:

@@ -214,7 +214,7 @@ def test_active_deadline_fails_the_job_and_asks_to_be_requeued_until_then() -> N
     sim = Sim(deepspeed_job(runPolicy={"activeDeadlineSeconds": 60}), ssh_key=KEY)
     sim.job["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
     plan = sim.step()
-    assert plan.requeue_after == pytest.approx(59)
+    assert plan.requeue_after == pytest.approx(60)  # counted from the first pass, not creation
     sim.run()
     sim.now += timedelta(seconds=120)
     sim.step()
