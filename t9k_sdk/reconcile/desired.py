@@ -422,7 +422,7 @@ class GenericJobRules(KindRules):
             return [names.pod_name(self.job.name, t, i) for t, idx in rule.items() for i in idx]
 
         # A rule that names no replica would hold before any replica ran. The SDK and the CRD
-        # reject it; an object created before that check finds it ignored here.
+        # reject it, and so does `reconcile` (InvalidSpec); should one get here, it is ignored.
         failure_rules = [r for r in spec.finish_rules("failure") if rule_slots(r)]
         success_rules = [r for r in spec.finish_rules("success") if rule_slots(r)]
         failed = [s.name for s in slots if final.get(s.name) == "Failed"]
