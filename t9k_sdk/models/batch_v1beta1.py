@@ -30,7 +30,19 @@ from t9k_sdk.models._base import (
     rule_error,
     wire_default,
 )
-from t9k_sdk.models._rules import DNS_LABEL, MAX_NAME, Msg, cel, replicas_of
+from t9k_sdk.models._rules import (
+    CAIJ_EXTRA_ARG,
+    CAIJ_OWNED_ARG,
+    CAIJ_SCRIPT,
+    DNS_LABEL,
+    MAX_NAME,
+    RESERVED_VOLUMES,
+    Msg,
+    cel,
+    mount_problems,
+    normalize_path,
+    replicas_of,
+)
 from t9k_sdk.models.core_v1 import PodTemplateSpec, ServicePort
 from t9k_sdk.models.meta_v1 import ListMeta, ObjectMeta
 
@@ -571,6 +583,33 @@ def _has_container(template: PodTemplateSpec | None) -> bool:
     return bool(template and template.spec and template.spec.containers)
 
 
+def _mount_problems(
+    template: PodTemplateSpec | None, path: str, training: str, reserved: dict[str, str]
+) -> list[tuple[str, str]]:
+    """Mounts of a DeepSpeedJob/ColossalAIJob pod template that Kubernetes or the operator's
+    own mounts would break: reserved paths in the training container (the one named
+    `training`, else the first), duplicate paths in any container, reserved volume names."""
+    spec = template.spec if template else None
+    if spec is None:
+        return []
+    problems = [
+        (f"{path}.spec.volumes[{i}].name", f"{Msg.VOLUME_RESERVED}; got {v.name!r}")
+        for i, v in enumerate(spec.volumes or ())
+        if v.name in RESERVED_VOLUMES
+    ]
+    containers = spec.containers or []
+    names = [c.name for c in containers]
+    trainer = names.index(training) if training in names else 0
+    for ci, c in enumerate(containers):
+        mounts = [m.mount_path for m in c.volume_mounts or ()]
+        found = mount_problems(mounts, reserved if ci == trainer else {})
+        problems += [
+            (f"{path}.spec.containers[{ci}].volumeMounts[{mi}].mountPath", message)
+            for mi, message in found
+        ]
+    return problems
+
+
 # ---------------------------------------------------------------------------------------------
 # GenericJob
 # ---------------------------------------------------------------------------------------------
@@ -802,6 +841,19 @@ class GenericJobList(K8sModel):
 class SSHConfig(K8sModel):
     """SSHConfig specifies various configurations for running the SSH daemon (sshd)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                cel(
+                    "!has(self.authMountPath) || !self.authMountPath.matches("
+                    "'^/+(t9k/*|t9k/+(hostfile|scripts)(/.*)?)?$')",
+                    Msg.AUTH_MOUNT_PATH,
+                    ".authMountPath",
+                )
+            ]
+        }
+    )
+
     auth_mount_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/root/.ssh")
     """SSHAuthMountPath is the directory where SSH keys are mounted. Defaults to "/root/.ssh"."""
     sshd_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/usr/sbin/sshd")
@@ -823,12 +875,44 @@ class ColossalAIRunPolicy(K8sModel):
 class TorchConfig(K8sModel):
     """TorchConfig describes how to start the colossalai job."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                cel(f"self.script[0].matches('{CAIJ_SCRIPT.pattern}')", Msg.CAIJ_SCRIPT, ".script"),
+                cel(
+                    f"!has(self.extraArgs) || self.extraArgs.all(a, a.matches('{CAIJ_EXTRA_ARG.pattern}'))",
+                    Msg.CAIJ_EXTRA_ARGS,
+                    ".extraArgs",
+                ),
+                cel(
+                    f"!has(self.extraArgs) || !self.extraArgs.exists(a, a.matches('{CAIJ_OWNED_ARG.pattern}'))",
+                    Msg.CAIJ_EXTRA_ARGS_OWNED,
+                    ".extraArgs",
+                ),
+            ]
+        }
+    )
+
     proc_per_worker: Annotated[Int, Field(ge=1)] | None = wire_default(1)
     """The number of processes of a worker. Defaults to 1."""
     script: Annotated[list[str], Field(min_length=1, max_length=MAX_ARGS)]
     """Specifies the command used to start the workers: a script and its arguments, e.g. [train.py, --epochs, "3"]."""
     extra_args: list[str] | None = Field(default=None, max_length=MAX_ARGS)
-    """Args of torchrun."""
+    """Args of torchrun, each one option: '--name' or '--name=value' (passed to torchrun through colossalai run's --extra_launch_args)."""
+
+    @model_validator(mode="after")
+    def _launchable(self) -> Self:
+        problems: list[tuple[str, str]] = []
+        if not CAIJ_SCRIPT.match(self.script[0]):
+            problems.append(("script[0]", f"{Msg.CAIJ_SCRIPT}; got {self.script[0]!r}"))
+        for i, a in enumerate(self.extra_args or ()):
+            if not CAIJ_EXTRA_ARG.match(a):
+                problems.append((f"extraArgs[{i}]", f"{Msg.CAIJ_EXTRA_ARGS}; got {a!r}"))
+            elif CAIJ_OWNED_ARG.match(a):
+                problems.append((f"extraArgs[{i}]", f"{Msg.CAIJ_EXTRA_ARGS_OWNED}; got {a!r}"))
+        if problems:
+            raise rule_error(problems)
+        return self
 
 
 class ColossalAIReplicaSpec(K8sModel):
@@ -986,9 +1070,28 @@ class ColossalAIJobSpec(K8sModel):
             for path, t in (self.run_mode.mode_types() if self.run_mode else ())
             if t not in types
         ]
+        problems += self._mount_rules()
         if problems:
             raise rule_error(problems)
         return self
+
+    def _mount_rules(self) -> list[tuple[str, str]]:
+        ssh_dir = (self.ssh.auth_mount_path if self.ssh else None) or str(
+            SSHConfig.default_of("auth_mount_path")
+        )
+        operator_paths = {
+            "/t9k/hostfile": "hostfile",
+            "/t9k/scripts": "bootstrap scripts",
+        }
+        if mount_problems([ssh_dir], operator_paths):
+            return [("ssh.authMountPath", f"{Msg.AUTH_MOUNT_PATH}; got {ssh_dir!r}")]
+        reserved = {normalize_path(ssh_dir): "SSH keys (ssh.authMountPath)", **operator_paths}
+        problems: list[tuple[str, str]] = []
+        for i, r in enumerate(self.replica_specs):
+            problems += _mount_problems(
+                r.template, f"replicaSpecs[{i}].template", r.type.value, reserved
+            )
+        return problems
 
     def replica(self, type: ColossalAIReplicaType) -> ColossalAIReplicaSpec | None:
         """The replica spec of `type`, if present."""
@@ -1226,6 +1329,16 @@ class Worker(K8sModel):
         return 1 if self.replicas is None else self.replicas
 
 
+DEEPSPEED_RESERVED_PATHS = {
+    "/root/.ssh": "SSH keys",
+    "/t9k/hostfile": "hostfile",
+    "/t9k/scripts": "bootstrap scripts",
+    "/t9k/run": "in-memory session environment",
+    "/root/.deepspeed_env": "DeepSpeed env file",
+}
+"""Paths of a DeepSpeedJob's training container that belong to the operator (and DeepSpeed)."""
+
+
 class DeepSpeedJobSpec(K8sModel):
     """DeepSpeedJobSpec outlines the intended configuration and execution parameters for a DeepSpeedJob."""
 
@@ -1244,6 +1357,19 @@ class DeepSpeedJobSpec(K8sModel):
                     " && size(self.worker.template.spec.containers) > 0",
                     Msg.CONTAINERS,
                     ".worker.template",
+                ),
+                cel(
+                    "(has(self.runMode) && has(self.runMode.debug) && has(self.runMode.debug.enabled)"
+                    " && self.runMode.debug.enabled) || !has(self.config) || !has(self.config.run)"
+                    " || (has(self.config.customCommand) && self.config.customCommand != '')"
+                    " || ((!has(self.config.run.python) || (size(self.config.run.python) > 0"
+                    " && self.config.run.python[0] != ''))"
+                    " && (!has(self.config.run.module) || (size(self.config.run.module) > 0"
+                    " && self.config.run.module[0] != ''))"
+                    " && (!has(self.config.run.exec) || (size(self.config.run.exec) > 0"
+                    " && self.config.run.exec[0] != '')))",
+                    Msg.RUN_EMPTY,
+                    ".config.run",
                 ),
                 cel(
                     "(!has(self.runMode) || !has(self.runMode.debug) || !has(self.runMode.debug.replicaSpecs)"
@@ -1286,6 +1412,16 @@ class DeepSpeedJobSpec(K8sModel):
             for path, t in (self.run_mode.mode_types() if self.run_mode else ())
             if t != "worker"
         ]
+        run = cfg.run if cfg and not cfg.custom_command else None
+        if run is not None and not debug:
+            problems += [
+                (f"config.run.{n}", f"{Msg.RUN_EMPTY}; got {list(v)!r}")
+                for n in ("python", "module", "exec")
+                if (v := getattr(run, n)) is not None and (not v or not v[0])
+            ]
+        problems += _mount_problems(
+            self.worker.template, "worker.template", "worker", DEEPSPEED_RESERVED_PATHS
+        )
         if problems:
             raise rule_error(problems)
         return self

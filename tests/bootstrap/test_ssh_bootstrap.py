@@ -208,21 +208,3 @@ def test_barrier_reports_names_that_do_not_resolve(workers: Workers) -> None:
     result = workers.launch(["true"], {"T9K_HOSTFILE": str(hostfile), "T9K_BARRIER_TIMEOUT": "2"})
     assert result.returncode == bootstrap.BARRIER_EXIT_CODE
     assert "nowhere-worker-0.nowhere: its DNS name did not resolve within 2s" in result.stderr
-
-
-def test_env_file_forwards_the_listed_variables(workers: Workers) -> None:
-    env_file = workers.root / "deepspeed_env"
-    result = workers.launch(
-        ["true"],
-        {
-            "T9K_BARRIER_TIMEOUT": "30",
-            "T9K_ENV_FILE": str(env_file),
-            "T9K_ENV_NAMES": "NCCL_DEBUG WITH_SPACES MULTI UNSET",
-            "NCCL_DEBUG": "INFO",
-            "WITH_SPACES": "a b=c 'd'",
-            "MULTI": "one\ntwo",
-        },
-    )
-    assert result.returncode == 0, result.stderr
-    assert env_file.read_text() == "NCCL_DEBUG=INFO\nWITH_SPACES=a b=c 'd'\n"
-    assert "MULTI has a multi-line value" in result.stderr
