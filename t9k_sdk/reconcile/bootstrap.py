@@ -68,7 +68,7 @@ if [ "${T9K_FORWARD_ENV:-}" = 1 ]; then
   # readable by root only, and loaded by every ssh session before its command.
   run_dir="${T9K_RUN_DIR:-/t9k/run}"
   (umask 077 && mkdir -p "$run_dir" && export -p > "$run_dir/env.tmp" && mv "$run_dir/env.tmp" "$run_dir/env")
-  set -- -o "ForceCommand=/bin/sh $(dirname "$0")/t9k-session.sh"
+  set -- -o "ForceCommand=/bin/sh '$(dirname "$0")/t9k-session.sh' '$run_dir'"
 else
   set --
 fi
@@ -85,7 +85,8 @@ exec "$sshd" -D -e -p "${T9K_SSH_PORT:-22}" \
 SESSION_SCRIPT = r"""#!/bin/sh
 # t9k: an ssh session on a worker (sshd's ForceCommand when T9K_FORWARD_ENV=1): load the
 # environment of this worker's container, then run what the client asked for, as sshd would.
-run_dir="${T9K_RUN_DIR:-/t9k/run}"
+# Argument: the directory t9k-sshd.sh wrote the environment to.
+run_dir="${1:-/t9k/run}"
 if [ -r "$run_dir/env" ]; then
   . "$run_dir/env"
   unset OLDPWD

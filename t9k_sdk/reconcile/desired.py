@@ -560,6 +560,7 @@ class DeepSpeedJobRules(_SSHRules):
         forward = not self.job.spec.disable_custom_env
         if forward:
             settings["T9K_FORWARD_ENV"] = "1"
+            settings["T9K_RUN_DIR"] = bootstrap.RUN_DIR
         if slot.rank == 0:
             settings["T9K_BARRIER_TIMEOUT"] = str(bootstrap.BARRIER_TIMEOUT_SECONDS)
             container["command"] = bootstrap.launch_command(self.launcher_argv())
