@@ -107,6 +107,11 @@ MAX_REPLICA_SPECS = 16
 MAX_RULES = 16
 MAX_RULE_INDICES = 128
 MAX_ARGS = 256
+# Lengths that let the CEL rules on ColossalAIJob's script, extraArgs and ssh paths fit the
+# API server's cost budget (the estimate grows with the longest string a field may hold).
+MAX_ARG_LENGTH = 4096
+MAX_OPTION_LENGTH = 256
+MAX_PATH_LENGTH = 1024
 
 
 def _dns_label(value: str) -> str:
@@ -854,7 +859,9 @@ class SSHConfig(K8sModel):
         }
     )
 
-    auth_mount_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/root/.ssh")
+    auth_mount_path: Annotated[str, Field(pattern=r"^/", max_length=MAX_PATH_LENGTH)] | None = (
+        wire_default("/root/.ssh")
+    )
     """SSHAuthMountPath is the directory where SSH keys are mounted. Defaults to "/root/.ssh"."""
     sshd_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/usr/sbin/sshd")
     """The location of the sshd executable file, an absolute path. Defaults to "/usr/sbin/sshd"."""
@@ -895,9 +902,14 @@ class TorchConfig(K8sModel):
 
     proc_per_worker: Annotated[Int, Field(ge=1)] | None = wire_default(1)
     """The number of processes of a worker. Defaults to 1."""
-    script: Annotated[list[str], Field(min_length=1, max_length=MAX_ARGS)]
+    script: Annotated[
+        list[Annotated[str, Field(max_length=MAX_ARG_LENGTH)]],
+        Field(min_length=1, max_length=MAX_ARGS),
+    ]
     """Specifies the command used to start the workers: a script and its arguments, e.g. [train.py, --epochs, "3"]."""
-    extra_args: list[str] | None = Field(default=None, max_length=MAX_ARGS)
+    extra_args: list[Annotated[str, Field(max_length=MAX_OPTION_LENGTH)]] | None = Field(
+        default=None, max_length=MAX_ARGS
+    )
     """Args of torchrun, each one option: '--name' or '--name=value' (passed to torchrun through colossalai run's --extra_launch_args)."""
 
     @model_validator(mode="after")
