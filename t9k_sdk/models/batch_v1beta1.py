@@ -1003,6 +1003,14 @@ def _legacy_colossalai(data: Any) -> Any:
     return out
 
 
+COLOSSALAI_OPERATOR_PATHS = {"/t9k/hostfile": "hostfile", "/t9k/scripts": "bootstrap scripts"}
+
+
+def colossalai_reserved_paths(ssh_dir: str) -> dict[str, str]:
+    """Paths of a ColossalAIJob's training containers that belong to the operator."""
+    return {normalize_path(ssh_dir): "SSH keys (ssh.authMountPath)", **COLOSSALAI_OPERATOR_PATHS}
+
+
 class ColossalAIJobSpec(K8sModel):
     """ColossalAIJobSpec defines the configurations of a ColossalAI training job."""
 
@@ -1091,13 +1099,9 @@ class ColossalAIJobSpec(K8sModel):
         ssh_dir = (self.ssh.auth_mount_path if self.ssh else None) or str(
             SSHConfig.default_of("auth_mount_path")
         )
-        operator_paths = {
-            "/t9k/hostfile": "hostfile",
-            "/t9k/scripts": "bootstrap scripts",
-        }
-        if mount_problems([ssh_dir], operator_paths):
+        if mount_problems([ssh_dir], COLOSSALAI_OPERATOR_PATHS):
             return [("ssh.authMountPath", f"{Msg.AUTH_MOUNT_PATH}; got {ssh_dir!r}")]
-        reserved = {normalize_path(ssh_dir): "SSH keys (ssh.authMountPath)", **operator_paths}
+        reserved = colossalai_reserved_paths(ssh_dir)
         problems: list[tuple[str, str]] = []
         for i, r in enumerate(self.replica_specs):
             problems += _mount_problems(
