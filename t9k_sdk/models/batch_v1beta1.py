@@ -395,7 +395,7 @@ class ReplicaDebugSet(K8sModel):
     skip_init_container: Bool | None = wire_default(False)
     """Skips creation of initContainer, if true."""
     command: list[str] | None = None
-    """Entrypoint array. Optional: Default to ["sleep", "inf"] (DeepSpeedJob: ["/usr/sbin/sshd", "-D"])."""
+    """Entrypoint array. Optional: Default to ["sleep", "inf"]; DeepSpeedJob and ColossalAIJob workers run the job's sshd set-up (["/bin/sh", "/t9k/scripts/t9k-sshd.sh"]), so the training can be started by hand."""
 
 
 class DebugMode(K8sModel):

@@ -136,9 +136,12 @@ if [ -n "${T9K_SCRIPT:-}" ]; then
   cwd=$(pwd -P)
   case "$cwd$T9K_SCRIPT" in *"'"*) fail 2 "the working directory $cwd or script $T9K_SCRIPT contains a quote" ;; esac
   for host in $hosts; do
-    if ! ssh -F "$ssh_dir/config" -o BatchMode=yes "$host" "cd '$cwd' && test -f '$T9K_SCRIPT'" </dev/null >/dev/null 2>&1; then
-      fail 127 "worker $host: the training script $T9K_SCRIPT does not exist in $cwd (colossalai run starts it there, in the launcher's working directory)"
-    fi
+    ssh -F "$ssh_dir/config" -o BatchMode=yes "$host" "cd '$cwd' && test -f '$T9K_SCRIPT'" </dev/null >/dev/null 2>&1
+    case $? in
+      0) ;;
+      255) fail 124 "worker $host: ssh failed while checking for the training script $T9K_SCRIPT" ;;
+      *) fail 127 "worker $host: the training script $T9K_SCRIPT does not exist in $cwd (colossalai run starts it there, in the launcher's working directory)" ;;
+    esac
   done
 fi
 exec "$@"

@@ -493,7 +493,13 @@ def test_deepspeed_debug_pods_let_you_start_the_training_by_hand(tmp_path: Path)
                 break
             time.sleep(1)
         assert [p.poll() for p in running.procs] == [None, None]  # still serving
+        # sessions run through t9k-session.sh (sshd's ForceCommand): scp and sftp still work
+        config = str(node.ssh_dir / "config")
+        copy = ["scp", "-F", config, str(record), f"demo-worker-1.demo:{tmp_path}/copied.py"]
+        copied = running.exec(0, copy, env)
     assert result.returncode == 0, result.stdout + result.stderr
+    assert copied.returncode == 0, copied.stderr
+    assert (tmp_path / "copied.py").read_text() == RECORD_ENV
     for rank in (0, 1):
         assert _seen_by_training(out, rank)["HF_TOKEN"] == SECRET
 
