@@ -93,6 +93,12 @@ class Msg:
     )
     # DeepSpeedJob and ColossalAIJob: paths the operator mounts into the training container
     MOUNT_RESERVED = "is reserved: the operator mounts the job's {what} there"
+    DJ_MOUNTS = (
+        "the training container must not mount a volume at /, /t9k, /root/.ssh, /t9k/hostfile,"
+        " /t9k/scripts, /t9k/run or /root/.deepspeed_env, nor inside the last five: the"
+        " operator mounts the job's SSH keys, hostfile, scripts and session environment there,"
+        " and DeepSpeed reads its env file there"
+    )
     MOUNT_DUPLICATE = "mountPath must be unique within a container (Kubernetes rejects the pod)"
     VOLUME_RESERVED = (
         "volume names t9k-ssh, t9k-config and t9k-run are reserved for the operator's volumes"
@@ -149,7 +155,9 @@ def normalize_path(path: str) -> str:
     return "/" + "/".join(parts)
 
 
-def mount_problems(mount_paths: list[str], reserved: dict[str, str]) -> list[tuple[int, str]]:
+def mount_problems(
+    mount_paths: list[str], reserved: dict[str, str], rule: str | None = None
+) -> list[tuple[int, str]]:
     """(index, message) for each mount path that is `/` or `/t9k`, at or under a reserved path
     (path -> what the operator mounts there), or a duplicate of an earlier one in the container.
 
@@ -163,26 +171,23 @@ def mount_problems(mount_paths: list[str], reserved: dict[str, str]) -> list[tup
         clash = next(
             (r for r in reserved if path == r or path.startswith(r.rstrip("/") + "/")), None
         )
+        why = None
         if path == "/":
-            problems.append((i, f"mountPath {raw!r} would hide the whole image; mount elsewhere"))
+            why = f"mountPath {raw!r} would hide the whole image; mount elsewhere"
         elif path == OPERATOR_DIR:
-            problems.append(
-                (
-                    i,
-                    f"mountPath {raw!r} would hold the operator's {OPERATOR_DIR}/hostfile and"
-                    f" {OPERATOR_DIR}/scripts; mount at a subdirectory such as"
-                    f" {OPERATOR_DIR}/mnt instead",
-                )
+            why = (
+                f"mountPath {raw!r} would hold the operator's {OPERATOR_DIR}/hostfile and"
+                f" {OPERATOR_DIR}/scripts; mount at a subdirectory such as"
+                f" {OPERATOR_DIR}/mnt instead"
             )
         elif clash is not None:
-            problems.append(
-                (
-                    i,
-                    f"mountPath {raw!r}: {clash} "
-                    + Msg.MOUNT_RESERVED.format(what=reserved[clash])
-                    + "; mount your volume elsewhere",
-                )
+            why = (
+                f"mountPath {raw!r}: {clash} "
+                + Msg.MOUNT_RESERVED.format(what=reserved[clash])
+                + "; mount your volume elsewhere"
             )
+        if why is not None:
+            problems.append((i, f"{rule}; {why}" if rule and reserved else why))
         elif path in seen:
             problems.append(
                 (i, f"{Msg.MOUNT_DUPLICATE}; {raw!r} is also volumeMounts[{seen[path]}]")

@@ -589,7 +589,11 @@ def _has_container(template: PodTemplateSpec | None) -> bool:
 
 
 def _mount_problems(
-    template: PodTemplateSpec | None, path: str, training: str, reserved: dict[str, str]
+    template: PodTemplateSpec | None,
+    path: str,
+    training: str,
+    reserved: dict[str, str],
+    rule: str | None = None,
 ) -> list[tuple[str, str]]:
     """Mounts of a DeepSpeedJob/ColossalAIJob pod template that Kubernetes or the operator's
     own mounts would break: reserved paths in the training container (the one named
@@ -607,7 +611,7 @@ def _mount_problems(
     trainer = names.index(training) if training in names else 0
     for ci, c in enumerate(containers):
         mounts = [m.mount_path for m in c.volume_mounts or ()]
-        found = mount_problems(mounts, reserved if ci == trainer else {})
+        found = mount_problems(mounts, reserved if ci == trainer else {}, rule)
         problems += [
             (f"{path}.spec.containers[{ci}].volumeMounts[{mi}].mountPath", message)
             for mi, message in found
@@ -1355,6 +1359,27 @@ DEEPSPEED_RESERVED_PATHS = {
 """Paths of a DeepSpeedJob's training container that belong to the operator (and DeepSpeed)."""
 
 
+def _dj_mounts_cel() -> dict[str, Any]:
+    """The reserved-path rule as CEL, where the API server's cost budget allows it: the first
+    container's mounts when it is the training container (every container's mounts, two nested
+    lists, would cost 100 times the budget). The SDK and the operator check every case."""
+    t = "self.worker.template.spec"
+    allowed = ["m.mountPath != '/'", "m.mountPath != '/t9k'"] + [
+        f"m.mountPath != '{r}' && !m.mountPath.startsWith('{r}/')" for r in DEEPSPEED_RESERVED_PATHS
+    ]
+    return cel(
+        f"!has({t}) || !has({t}.containers) || size({t}.containers) == 0"
+        f" || ({t}.containers[0].name != 'worker' && {t}.containers.exists(c, c.name == 'worker'))"
+        f" || !has({t}.containers[0].volumeMounts)"
+        f" || {t}.containers[0].volumeMounts.all(m, {' && '.join(allowed)})",
+        Msg.DJ_MOUNTS,
+        ".worker.template",
+    )
+
+
+_DJ_MOUNTS_CEL = _dj_mounts_cel()
+
+
 class DeepSpeedJobSpec(K8sModel):
     """DeepSpeedJobSpec outlines the intended configuration and execution parameters for a DeepSpeedJob."""
 
@@ -1372,6 +1397,14 @@ class DeepSpeedJobSpec(K8sModel):
                     "has(self.worker.template.spec) && has(self.worker.template.spec.containers)"
                     " && size(self.worker.template.spec.containers) > 0",
                     Msg.CONTAINERS,
+                    ".worker.template",
+                ),
+                _DJ_MOUNTS_CEL,
+                cel(
+                    "!has(self.worker.template.spec) || !has(self.worker.template.spec.volumes)"
+                    " || !self.worker.template.spec.volumes.exists(v, v.name in"
+                    f" {list(RESERVED_VOLUMES)!r})",
+                    Msg.VOLUME_RESERVED,
                     ".worker.template",
                 ),
                 cel(
@@ -1436,7 +1469,11 @@ class DeepSpeedJobSpec(K8sModel):
                 if (v := getattr(run, n)) is not None and (not v or not v[0])
             ]
         problems += _mount_problems(
-            self.worker.template, "worker.template", "worker", DEEPSPEED_RESERVED_PATHS
+            self.worker.template,
+            "worker.template",
+            "worker",
+            DEEPSPEED_RESERVED_PATHS,
+            Msg.DJ_MOUNTS,
         )
         if problems:
             raise rule_error(problems)

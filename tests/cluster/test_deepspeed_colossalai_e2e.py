@@ -12,6 +12,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import pytest
+from kubernetes.client.exceptions import ApiException
+
 from tests.cluster.e2e_helpers import (
     Jobs,
     colossalai_job,
@@ -318,19 +321,33 @@ def test_a_volume_at_a_reserved_path_fails_the_job_instead_of_every_pod_creation
 ) -> None:
     """Issue 10 item 6: a user volume at /root/.ssh passed validation, then the API server
     refused every pod (HTTP 422: mountPath must be unique) and the job stayed Pending. Now the
-    operator fails the job with InvalidSpec, naming the field, and creates no pod."""
-    manifest = deepspeed_job("ds-mount", 2)
-    worker = manifest["spec"]["worker"]["template"]["spec"]
+    API server refuses the job where its CEL budget allows (the first container), and the
+    operator fails the job with InvalidSpec, naming the field, and creates no pod otherwise."""
+    simple = deepspeed_job("ds-mount-0", 2)
+    worker = simple["spec"]["worker"]["template"]["spec"]
     worker["containers"][0]["volumeMounts"] = [{"name": "keys", "mountPath": "/root/.ssh"}]
     worker["volumes"] = [{"name": "keys", "emptyDir": {}}]
-    jobs.create(manifest)  # the CRD has no CEL rule for pod templates (over the cost budget)
+    with pytest.raises(ApiException) as refused:
+        jobs.create(simple)
+    assert "must not mount a volume at /, /t9k, /root/.ssh" in refused.value.body
+
+    manifest = deepspeed_job("ds-mount", 2)
+    worker = manifest["spec"]["worker"]["template"]["spec"]
+    mount = {"name": "keys", "mountPath": "/root/.ssh"}
+    worker["containers"] = [
+        {"name": "proxy", "image": "busybox"},  # a sidecar first: beyond the CRD's rule
+        {**worker["containers"][0], "volumeMounts": [mount]},
+    ]
+    worker["volumes"] = [{"name": "keys", "emptyDir": {}}]
+    jobs.create(manifest)
     status = jobs.wait_phase("ds-mount", "Failed")
     failed = condition(status, "Failed")
     assert failed["reason"] == "InvalidSpec"
     assert failed["message"].startswith(
-        "spec.worker.template.spec.containers[0].volumeMounts[0].mountPath: mountPath"
-        " '/root/.ssh': /root/.ssh is reserved: the operator mounts the job's SSH keys there"
+        "spec.worker.template.spec.containers[1].volumeMounts[0].mountPath:"
+        " the training container must not mount a volume at /, /t9k, /root/.ssh"
     )
+    assert "mountPath '/root/.ssh': /root/.ssh is reserved" in failed["message"]
     assert jobs.pods("ds-mount") == {}
 
 

@@ -386,16 +386,12 @@ INVALID += [
         "/t9k/hostfile is reserved",
     ),
 ]
-# Pod-template mounts are not CEL rules: the core/v1 lists they live in are unbounded, so the
-# API server's cost estimate for the check is over its budget. The SDK's validator and the
-# operator (InvalidSpec, before any pod is created) enforce them.
+# The CRDs check pod-template mounts only where the API server's CEL cost budget allows: a
+# DeepSpeedJob's first container when it is the training container. Duplicates, ColossalAIJob
+# templates and other containers are checked by the SDK's validator and the operator
+# (InvalidSpec, before any pod is created).
 STRICT_ONLY |= {
-    "deepspeed-mount-at-ssh-dir",
-    "deepspeed-mount-at-env-file",
-    "deepspeed-mount-inside-scripts",
-    "deepspeed-mount-at-t9k",
     "deepspeed-duplicate-mount-path",
-    "deepspeed-reserved-volume-name",
     "colossalai-launcher-mount-at-auth-mount-path",
     "colossalai-worker-mount-at-hostfile",
 }
