@@ -7,15 +7,21 @@ What every such job gets:
   `ssh.authMountPath`) as `id_ed25519`, `id_ed25519.pub`, `authorized_keys` and a client `config`.
 * Service `<job>`: headless; each pod sets `hostname: <pod>` and `subdomain: <job>`, so every
   replica is reachable as `<pod>.<job>` from the moment it exists (`publishNotReadyAddresses`).
-* ConfigMap `<job>-config`: the hostfile (`/t9k/hostfile`) and two POSIX sh scripts
-  (`/t9k/scripts`): `t9k-sshd.sh` runs sshd in the foreground on workers; `t9k-launch.sh` is the
-  launcher's readiness barrier: it waits until every host of the hostfile resolves and its sshd
-  answers, then `exec`s the launcher. If the barrier times out it exits 124 with a message in
-  the container's termination message, which the job's conditions show.
+* ConfigMap `<job>-config`: the hostfile (`/t9k/hostfile`) and three POSIX sh scripts
+  (`/t9k/scripts`): `t9k-sshd.sh` runs sshd in the foreground on workers; with
+  T9K_FORWARD_ENV=1 (DeepSpeedJob unless disableCustomEnv) it keeps the container's environment
+  in the in-memory `/t9k/run` and makes every ssh session load it (`t9k-session.sh`, sshd's
+  ForceCommand), so training processes get their own worker's env, valueFrom and envFrom by
+  reference, never as values on a command line. `t9k-launch.sh` is the launcher's readiness
+  barrier: it waits until every host of the hostfile resolves and its sshd answers (exit 124
+  with a termination message otherwise, which the job's conditions show), checks that a
+  ColossalAIJob's script exists on every worker (exit 127), then `exec`s the launcher.
 
-Commands are argv lists: user strings (script arguments, otherArgs, extraArgs) are passed as
-separate arguments after the script and are never parsed by a shell. The scripts read their
-settings from environment variables the operator sets (T9K_*), whose values the operator builds.
+Commands are argv lists: user strings (script arguments, otherArgs) are passed as separate
+arguments after the script. `colossalai run` joins the torchrun command into one string for a
+shell on each worker, so ColossalAIJob script arguments are shell-quoted for that shell, and its
+extraArgs travel as one validated `--extra_launch_args` value. The scripts read their settings
+from environment variables the operator sets (T9K_*), whose values the operator builds.
 """
 
 from __future__ import annotations
