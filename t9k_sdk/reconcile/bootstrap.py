@@ -94,7 +94,8 @@ SESSION_SCRIPT = r"""#!/bin/sh
 # Argument: the directory t9k-sshd.sh wrote the environment to.
 run_dir="${1:-/t9k/run}"
 if [ -r "$run_dir/env" ]; then
-  . "$run_dir/env"
+  # `command`: a variable the shell will not set (readonly) must not end the session
+  command . "$run_dir/env" || printf 't9k: some variables of %s/env were not loaded\n' "$run_dir" >&2
   unset OLDPWD
 fi
 if [ -n "${SSH_ORIGINAL_COMMAND:-}" ]; then
