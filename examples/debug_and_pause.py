@@ -1,8 +1,9 @@
 # Run modes: start a job in debug mode, or created paused and resumed later.
 #
 # Shows: `debug=True` (pods start with the training command replaced, `sleep inf` for a
-# GenericJob and sshd for a DeepSpeedJob, so you can exec in and launch by hand); a Debug with
-# its own command and init containers skipped; and `paused=True` with a Resume that runs a
+# GenericJob and the job's own sshd set-up for a DeepSpeedJob, so you can exec into worker-0 and
+# run `deepspeed` by hand); a Debug that skips the init containers (a Debug(command=[...]) would
+# replace sshd too); and `paused=True` with a Resume that runs a
 # different command when the job is resumed (set spec.runMode.pause.enabled to false).
 #
 #   t9k-sdk render examples/debug_and_pause.py
@@ -20,7 +21,7 @@ jobs = [
         workers=2,
         gpus_per_worker=1,
         run=["train.py"],
-        debug=Debug(command=["/usr/sbin/sshd", "-D", "-e"], skip_init_containers=True),
+        debug=Debug(skip_init_containers=True),
     ),
     GenericJob(
         name="train-paused",

@@ -14,8 +14,17 @@ from t9k_sdk.builders._common import (
     _Container,
     _WorkerResources,
 )
+from t9k_sdk.errors import Problem
 from t9k_sdk.models import core_v1
 from t9k_sdk.models._base import Int
+from t9k_sdk.models._rules import (
+    CAIJ_EXTRA_ARG,
+    CAIJ_OWNED_ARG,
+    CAIJ_SCRIPT,
+    Msg,
+    mount_problems,
+)
+from t9k_sdk.models.batch_v1beta1 import COLOSSALAI_OPERATOR_PATHS, colossalai_reserved_paths
 
 __all__ = ["ColossalAIJob", "Launcher"]
 
@@ -57,6 +66,34 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
     """Delete the workers when the job finishes (the launcher stays for its logs)."""
     restart_policy: models.RestartPolicyType | None = None
     """Restart policy of the workers (ColossalAI cannot rejoin a restarted worker)."""
+
+    def _argument_problems(self) -> list[Problem]:
+        problems = super()._argument_problems()
+        if not CAIJ_SCRIPT.match(self.script[0]):
+            problems.append(Problem("script", f"{Msg.CAIJ_SCRIPT}; got {self.script[0]!r}"))
+        for i, a in enumerate(self.extra_args or ()):
+            if not CAIJ_EXTRA_ARG.match(a):
+                problems.append(Problem(f"extra_args[{i}]", f"{Msg.CAIJ_EXTRA_ARGS}; got {a!r}"))
+            elif CAIJ_OWNED_ARG.match(a):
+                problems.append(
+                    Problem(f"extra_args[{i}]", f"{Msg.CAIJ_EXTRA_ARGS_OWNED}; got {a!r}")
+                )
+        ssh_dir = self.ssh_auth_mount_path or str(models.SSHConfig.default_of("auth_mount_path"))
+        if mount_problems([ssh_dir], COLOSSALAI_OPERATOR_PATHS):
+            problems.append(
+                Problem("ssh_auth_mount_path", f"{Msg.AUTH_MOUNT_PATH}; got {ssh_dir!r}")
+            )
+            return problems
+        reserved = colossalai_reserved_paths(ssh_dir)
+        for prefix, volumes in (
+            ("volumes", self.volumes),
+            ("launcher.volumes", self.launcher.volumes if self.launcher else None),
+        ):
+            problems += [
+                Problem(f"{prefix}[{i}].mount_path", message)
+                for i, message in mount_problems([v.mount_path for v in volumes or ()], reserved)
+            ]
+        return problems
 
     def _manifest(self) -> dict[str, Any]:
         resources = self._worker_resources()

@@ -16,6 +16,8 @@ from t9k_sdk.builders._common import (
 )
 from t9k_sdk.errors import Problem
 from t9k_sdk.models._base import Int
+from t9k_sdk.models._rules import mount_problems
+from t9k_sdk.models.batch_v1beta1 import DEEPSPEED_RESERVED_PATHS
 
 __all__ = ["DeepSpeedJob", "Elastic"]
 
@@ -92,6 +94,23 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
                     " custom_command='...' (or debug=True to start the workers without a program)",
                 )
             )
+        for n in ("run", "module", "exec"):
+            value = getattr(self, n)
+            if value is not None and (not value or not value[0]) and not self.debug:
+                problems.append(
+                    Problem(
+                        n,
+                        f"{n}={value!r} launches nothing: give the script, module or program"
+                        " first, e.g. run=['train.py', '--epochs', '3'] (an empty list is"
+                        " allowed only with debug=True)",
+                    )
+                )
+        problems += [
+            Problem(f"volumes[{i}].mount_path", message)
+            for i, message in mount_problems(
+                [v.mount_path for v in self.volumes or ()], DEEPSPEED_RESERVED_PATHS
+            )
+        ]
         return problems
 
     def _manifest(self) -> dict[str, Any]:

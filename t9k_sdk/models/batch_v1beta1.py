@@ -30,7 +30,19 @@ from t9k_sdk.models._base import (
     rule_error,
     wire_default,
 )
-from t9k_sdk.models._rules import DNS_LABEL, MAX_NAME, Msg, cel, replicas_of
+from t9k_sdk.models._rules import (
+    CAIJ_EXTRA_ARG,
+    CAIJ_OWNED_ARG,
+    CAIJ_SCRIPT,
+    DNS_LABEL,
+    MAX_NAME,
+    RESERVED_VOLUMES,
+    Msg,
+    cel,
+    mount_problems,
+    normalize_path,
+    replicas_of,
+)
 from t9k_sdk.models.core_v1 import PodTemplateSpec, ServicePort
 from t9k_sdk.models.meta_v1 import ListMeta, ObjectMeta
 
@@ -95,6 +107,11 @@ MAX_REPLICA_SPECS = 16
 MAX_RULES = 16
 MAX_RULE_INDICES = 128
 MAX_ARGS = 256
+# Lengths that let the CEL rules on ColossalAIJob's script, extraArgs and ssh paths fit the
+# API server's cost budget (the estimate grows with the longest string a field may hold).
+MAX_ARG_LENGTH = 4096
+MAX_OPTION_LENGTH = 256
+MAX_PATH_LENGTH = 1024
 
 
 def _dns_label(value: str) -> str:
@@ -378,7 +395,7 @@ class ReplicaDebugSet(K8sModel):
     skip_init_container: Bool | None = wire_default(False)
     """Skips creation of initContainer, if true."""
     command: list[str] | None = None
-    """Entrypoint array. Optional: Default to ["sleep", "inf"] (DeepSpeedJob: ["/usr/sbin/sshd", "-D"])."""
+    """Entrypoint array. Optional: Default to ["sleep", "inf"]; DeepSpeedJob and ColossalAIJob workers run the job's sshd set-up (["/bin/sh", "/t9k/scripts/t9k-sshd.sh"]), so the training can be started by hand."""
 
 
 class DebugMode(K8sModel):
@@ -569,6 +586,37 @@ def _types_unique_problems(types: list[str], path: str) -> list[tuple[str, str]]
 
 def _has_container(template: PodTemplateSpec | None) -> bool:
     return bool(template and template.spec and template.spec.containers)
+
+
+def _mount_problems(
+    template: PodTemplateSpec | None,
+    path: str,
+    training: str,
+    reserved: dict[str, str],
+    rule: str | None = None,
+) -> list[tuple[str, str]]:
+    """Mounts of a DeepSpeedJob/ColossalAIJob pod template that Kubernetes or the operator's
+    own mounts would break: reserved paths in the training container (the one named
+    `training`, else the first), duplicate paths in any container, reserved volume names."""
+    spec = template.spec if template else None
+    if spec is None:
+        return []
+    problems = [
+        (f"{path}.spec.volumes[{i}].name", f"{Msg.VOLUME_RESERVED}; got {v.name!r}")
+        for i, v in enumerate(spec.volumes or ())
+        if v.name in RESERVED_VOLUMES
+    ]
+    containers = spec.containers or []
+    names = [c.name for c in containers]
+    trainer = names.index(training) if training in names else 0
+    for ci, c in enumerate(containers):
+        mounts = [m.mount_path for m in c.volume_mounts or ()]
+        found = mount_problems(mounts, reserved if ci == trainer else {}, rule)
+        problems += [
+            (f"{path}.spec.containers[{ci}].volumeMounts[{mi}].mountPath", message)
+            for mi, message in found
+        ]
+    return problems
 
 
 # ---------------------------------------------------------------------------------------------
@@ -823,7 +871,22 @@ class GenericJobList(K8sModel):
 class SSHConfig(K8sModel):
     """SSHConfig specifies various configurations for running the SSH daemon (sshd)."""
 
-    auth_mount_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/root/.ssh")
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                cel(
+                    "!has(self.authMountPath) || !self.authMountPath.matches("
+                    "'^/+(t9k/*|t9k/+(hostfile|scripts)(/.*)?)?$')",
+                    Msg.AUTH_MOUNT_PATH,
+                    ".authMountPath",
+                )
+            ]
+        }
+    )
+
+    auth_mount_path: Annotated[str, Field(pattern=r"^/", max_length=MAX_PATH_LENGTH)] | None = (
+        wire_default("/root/.ssh")
+    )
     """SSHAuthMountPath is the directory where SSH keys are mounted. Defaults to "/root/.ssh"."""
     sshd_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/usr/sbin/sshd")
     """The location of the sshd executable file, an absolute path. Defaults to "/usr/sbin/sshd"."""
@@ -844,12 +907,49 @@ class ColossalAIRunPolicy(K8sModel):
 class TorchConfig(K8sModel):
     """TorchConfig describes how to start the colossalai job."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                cel(f"self.script[0].matches('{CAIJ_SCRIPT.pattern}')", Msg.CAIJ_SCRIPT, ".script"),
+                cel(
+                    f"!has(self.extraArgs) || self.extraArgs.all(a, a.matches('{CAIJ_EXTRA_ARG.pattern}'))",
+                    Msg.CAIJ_EXTRA_ARGS,
+                    ".extraArgs",
+                ),
+                cel(
+                    f"!has(self.extraArgs) || !self.extraArgs.exists(a, a.matches('{CAIJ_OWNED_ARG.pattern}'))",
+                    Msg.CAIJ_EXTRA_ARGS_OWNED,
+                    ".extraArgs",
+                ),
+            ]
+        }
+    )
+
     proc_per_worker: Annotated[Int, Field(ge=1)] | None = wire_default(1)
     """The number of processes of a worker. Defaults to 1."""
-    script: Annotated[list[str], Field(min_length=1, max_length=MAX_ARGS)]
+    script: Annotated[
+        list[Annotated[str, Field(max_length=MAX_ARG_LENGTH)]],
+        Field(min_length=1, max_length=MAX_ARGS),
+    ]
     """Specifies the command used to start the workers: a script and its arguments, e.g. [train.py, --epochs, "3"]."""
-    extra_args: list[str] | None = Field(default=None, max_length=MAX_ARGS)
-    """Args of torchrun."""
+    extra_args: list[Annotated[str, Field(max_length=MAX_OPTION_LENGTH)]] | None = Field(
+        default=None, max_length=MAX_ARGS
+    )
+    """Args of torchrun, each one option: '--name' or '--name=value' (passed to torchrun through colossalai run's --extra_launch_args)."""
+
+    @model_validator(mode="after")
+    def _launchable(self) -> Self:
+        problems: list[tuple[str, str]] = []
+        if not CAIJ_SCRIPT.match(self.script[0]):
+            problems.append(("script[0]", f"{Msg.CAIJ_SCRIPT}; got {self.script[0]!r}"))
+        for i, a in enumerate(self.extra_args or ()):
+            if not CAIJ_EXTRA_ARG.match(a):
+                problems.append((f"extraArgs[{i}]", f"{Msg.CAIJ_EXTRA_ARGS}; got {a!r}"))
+            elif CAIJ_OWNED_ARG.match(a):
+                problems.append((f"extraArgs[{i}]", f"{Msg.CAIJ_EXTRA_ARGS_OWNED}; got {a!r}"))
+        if problems:
+            raise rule_error(problems)
+        return self
 
 
 class ColossalAIReplicaSpec(K8sModel):
@@ -926,6 +1026,14 @@ def _legacy_colossalai(data: Any) -> Any:
         worker_spec,
     ]
     return out
+
+
+COLOSSALAI_OPERATOR_PATHS = {"/t9k/hostfile": "hostfile", "/t9k/scripts": "bootstrap scripts"}
+
+
+def colossalai_reserved_paths(ssh_dir: str) -> dict[str, str]:
+    """Paths of a ColossalAIJob's training containers that belong to the operator."""
+    return {normalize_path(ssh_dir): "SSH keys (ssh.authMountPath)", **COLOSSALAI_OPERATOR_PATHS}
 
 
 class ColossalAIJobSpec(K8sModel):
@@ -1007,9 +1115,24 @@ class ColossalAIJobSpec(K8sModel):
             for path, t in (self.run_mode.mode_types() if self.run_mode else ())
             if t not in types
         ]
+        problems += self._mount_rules()
         if problems:
             raise rule_error(problems)
         return self
+
+    def _mount_rules(self) -> list[tuple[str, str]]:
+        ssh_dir = (self.ssh.auth_mount_path if self.ssh else None) or str(
+            SSHConfig.default_of("auth_mount_path")
+        )
+        if mount_problems([ssh_dir], COLOSSALAI_OPERATOR_PATHS):
+            return [("ssh.authMountPath", f"{Msg.AUTH_MOUNT_PATH}; got {ssh_dir!r}")]
+        reserved = colossalai_reserved_paths(ssh_dir)
+        problems: list[tuple[str, str]] = []
+        for i, r in enumerate(self.replica_specs):
+            problems += _mount_problems(
+                r.template, f"replicaSpecs[{i}].template", r.type.value, reserved
+            )
+        return problems
 
     def replica(self, type: ColossalAIReplicaType) -> ColossalAIReplicaSpec | None:
         """The replica spec of `type`, if present."""
@@ -1247,6 +1370,37 @@ class Worker(K8sModel):
         return 1 if self.replicas is None else self.replicas
 
 
+DEEPSPEED_RESERVED_PATHS = {
+    "/root/.ssh": "SSH keys",
+    "/t9k/hostfile": "hostfile",
+    "/t9k/scripts": "bootstrap scripts",
+    "/t9k/run": "in-memory session environment",
+    "/root/.deepspeed_env": "DeepSpeed env file",
+}
+"""Paths of a DeepSpeedJob's training container that belong to the operator (and DeepSpeed)."""
+
+
+def _dj_mounts_cel() -> dict[str, Any]:
+    """The reserved-path rule as CEL, where the API server's cost budget allows it: the first
+    container's mounts when it is the training container (every container's mounts, two nested
+    lists, would cost 100 times the budget). The SDK and the operator check every case."""
+    t = "self.worker.template.spec"
+    allowed = ["m.mountPath != '/'", "m.mountPath != '/t9k'"] + [
+        f"m.mountPath != '{r}' && !m.mountPath.startsWith('{r}/')" for r in DEEPSPEED_RESERVED_PATHS
+    ]
+    return cel(
+        f"!has({t}) || !has({t}.containers) || size({t}.containers) == 0"
+        f" || ({t}.containers[0].name != 'worker' && {t}.containers.exists(c, c.name == 'worker'))"
+        f" || !has({t}.containers[0].volumeMounts)"
+        f" || {t}.containers[0].volumeMounts.all(m, {' && '.join(allowed)})",
+        Msg.DJ_MOUNTS,
+        ".worker.template",
+    )
+
+
+_DJ_MOUNTS_CEL = _dj_mounts_cel()
+
+
 class DeepSpeedJobSpec(K8sModel):
     """DeepSpeedJobSpec outlines the intended configuration and execution parameters for a DeepSpeedJob."""
 
@@ -1265,6 +1419,27 @@ class DeepSpeedJobSpec(K8sModel):
                     " && size(self.worker.template.spec.containers) > 0",
                     Msg.CONTAINERS,
                     ".worker.template",
+                ),
+                _DJ_MOUNTS_CEL,
+                cel(
+                    "!has(self.worker.template.spec) || !has(self.worker.template.spec.volumes)"
+                    " || !self.worker.template.spec.volumes.exists(v, v.name in"
+                    f" {list(RESERVED_VOLUMES)!r})",
+                    Msg.VOLUME_RESERVED,
+                    ".worker.template",
+                ),
+                cel(
+                    "(has(self.runMode) && has(self.runMode.debug) && has(self.runMode.debug.enabled)"
+                    " && self.runMode.debug.enabled) || !has(self.config) || !has(self.config.run)"
+                    " || (has(self.config.customCommand) && self.config.customCommand != '')"
+                    " || ((!has(self.config.run.python) || (size(self.config.run.python) > 0"
+                    " && self.config.run.python[0] != ''))"
+                    " && (!has(self.config.run.module) || (size(self.config.run.module) > 0"
+                    " && self.config.run.module[0] != ''))"
+                    " && (!has(self.config.run.exec) || (size(self.config.run.exec) > 0"
+                    " && self.config.run.exec[0] != '')))",
+                    Msg.RUN_EMPTY,
+                    ".config.run",
                 ),
                 cel(
                     "(!has(self.runMode) || !has(self.runMode.debug) || !has(self.runMode.debug.replicaSpecs)"
@@ -1307,6 +1482,20 @@ class DeepSpeedJobSpec(K8sModel):
             for path, t in (self.run_mode.mode_types() if self.run_mode else ())
             if t != "worker"
         ]
+        run = cfg.run if cfg and not cfg.custom_command else None
+        if run is not None and not debug:
+            problems += [
+                (f"config.run.{n}", f"{Msg.RUN_EMPTY}; got {list(v)!r}")
+                for n in ("python", "module", "exec")
+                if (v := getattr(run, n)) is not None and (not v or not v[0])
+            ]
+        problems += _mount_problems(
+            self.worker.template,
+            "worker.template",
+            "worker",
+            DEEPSPEED_RESERVED_PATHS,
+            Msg.DJ_MOUNTS,
+        )
         if problems:
             raise rule_error(problems)
         return self

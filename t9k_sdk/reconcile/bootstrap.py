@@ -7,21 +7,26 @@ What every such job gets:
   `ssh.authMountPath`) as `id_ed25519`, `id_ed25519.pub`, `authorized_keys` and a client `config`.
 * Service `<job>`: headless; each pod sets `hostname: <pod>` and `subdomain: <job>`, so every
   replica is reachable as `<pod>.<job>` from the moment it exists (`publishNotReadyAddresses`).
-* ConfigMap `<job>-config`: the hostfile (`/t9k/hostfile`) and two POSIX sh scripts
-  (`/t9k/scripts`): `t9k-sshd.sh` runs sshd in the foreground on workers; `t9k-launch.sh` is the
-  launcher's readiness barrier: it waits until every host of the hostfile resolves and its sshd
-  answers, then `exec`s the launcher. If the barrier times out it exits 124 with a message in
-  the container's termination message, which the job's conditions show.
+* ConfigMap `<job>-config`: the hostfile (`/t9k/hostfile`) and three POSIX sh scripts
+  (`/t9k/scripts`): `t9k-sshd.sh` runs sshd in the foreground on workers; with
+  T9K_FORWARD_ENV=1 (DeepSpeedJob unless disableCustomEnv) it keeps the container's environment
+  in the in-memory `/t9k/run` and makes every ssh session load it (`t9k-session.sh`, sshd's
+  ForceCommand), so training processes get their own worker's env, valueFrom and envFrom by
+  reference, never as values on a command line. `t9k-launch.sh` is the launcher's readiness
+  barrier: it waits until every host of the hostfile resolves and its sshd answers (exit 124
+  with a termination message otherwise, which the job's conditions show), checks that a
+  ColossalAIJob's script exists on every worker (exit 127), then `exec`s the launcher.
 
-Commands are argv lists: user strings (script arguments, otherArgs, extraArgs) are passed as
-separate arguments after the script and are never parsed by a shell. The scripts read their
-settings from environment variables the operator sets (T9K_*), whose values the operator builds.
+Commands are argv lists: user strings (script arguments, otherArgs) are passed as separate
+arguments after the script. `colossalai run` joins the torchrun command into one string for a
+shell on each worker, so ColossalAIJob script arguments are shell-quoted for that shell, and its
+extraArgs travel as one validated `--extra_launch_args` value. The scripts read their settings
+from environment variables the operator sets (T9K_*), whose values the operator builds.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,9 +35,10 @@ __all__ = [
     "HOSTFILE",
     "LAUNCH_SCRIPT",
     "SCRIPTS_DIR",
+    "SCRIPT_MISSING_EXIT_CODE",
+    "SESSION_SCRIPT",
     "SSHD_SCRIPT",
     "config_map",
-    "env_names",
     "headless_service",
     "hostfile_hash",
     "mount_bootstrap",
@@ -42,6 +48,9 @@ __all__ = [
 HOSTFILE = "/t9k/hostfile"
 SCRIPTS_DIR = "/t9k/scripts"
 BARRIER_EXIT_CODE = 124
+SCRIPT_MISSING_EXIT_CODE = 127
+RUN_DIR = "/t9k/run"
+RUN_VOLUME = "t9k-run"
 BARRIER_TIMEOUT_SECONDS = 600
 SSH_VOLUME = "t9k-ssh"
 CONFIG_VOLUME = "t9k-config"
@@ -50,7 +59,8 @@ HOSTFILE_HASH = "batch.tensorstack.dev/hostfile-hash"
 
 SSHD_SCRIPT = r"""#!/bin/sh
 # t9k: run sshd in the foreground so the launcher can start the training on this replica.
-# Settings: T9K_SSHD (absolute path of sshd), T9K_SSH_DIR (where the job's keys are mounted).
+# Settings: T9K_SSHD (absolute path of sshd), T9K_SSH_DIR (where the job's keys are mounted),
+# T9K_FORWARD_ENV=1 (ssh sessions get this container's environment: see t9k-session.sh).
 set -eu
 sshd="${T9K_SSHD:-/usr/sbin/sshd}"
 ssh_dir="${T9K_SSH_DIR:-/root/.ssh}"
@@ -58,56 +68,89 @@ mkdir -p /run/sshd 2>/dev/null || true
 if ! ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1; then
   ssh-keygen -A >/dev/null
 fi
+if [ "${T9K_FORWARD_ENV:-}" = 1 ]; then
+  # The environment the kubelet gave this container (env, valueFrom, envFrom), resolved by
+  # reference in this pod; kept in memory (T9K_RUN_DIR is an emptyDir of medium Memory),
+  # readable by root only, and loaded by every ssh session before its command.
+  run_dir="${T9K_RUN_DIR:-/t9k/run}"
+  (umask 077 && mkdir -p "$run_dir" && export -p > "$run_dir/env.tmp" && mv "$run_dir/env.tmp" "$run_dir/env")
+  set -- -o "ForceCommand=/bin/sh '$(dirname "$0")/t9k-session.sh' '$run_dir'"
+else
+  set --
+fi
 # StrictModes off: the keys come from a read-only Secret volume whose directory modes differ
 # between kubelet versions; the files themselves are 0600/0644 and owned by root.
 exec "$sshd" -D -e -p "${T9K_SSH_PORT:-22}" \
   -o StrictModes=no \
   -o "AuthorizedKeysFile=$ssh_dir/authorized_keys" \
   -o PermitRootLogin=prohibit-password \
-  -o PasswordAuthentication=no
+  -o PasswordAuthentication=no \
+  "$@"
+"""
+
+SESSION_SCRIPT = r"""#!/bin/sh
+# t9k: an ssh session on a worker (sshd's ForceCommand when T9K_FORWARD_ENV=1): load the
+# environment of this worker's container, then run what the client asked for, as sshd would.
+# Argument: the directory t9k-sshd.sh wrote the environment to.
+run_dir="${1:-/t9k/run}"
+if [ -r "$run_dir/env" ]; then
+  # `command`: a variable the shell will not set (readonly) must not end the session
+  command . "$run_dir/env" || printf 't9k: some variables of %s/env were not loaded\n' "$run_dir" >&2
+  unset OLDPWD
+fi
+if [ -n "${SSH_ORIGINAL_COMMAND:-}" ]; then
+  exec "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND"
+fi
+exec "${SHELL:-/bin/sh}" -l
 """
 
 LAUNCH_SCRIPT = r"""#!/bin/sh
 # t9k: the launcher's readiness barrier. Waits until every host in the hostfile resolves and
 # answers on ssh, then replaces itself with the launcher command given as arguments.
 # Settings: T9K_HOSTFILE, T9K_BARRIER_TIMEOUT (seconds), T9K_SSH_DIR, T9K_SSHD (start sshd here
-# too when set), T9K_ENV_FILE and T9K_ENV_NAMES (write NAME=value lines of these variables).
+# too when set), T9K_SCRIPT (ColossalAI: the training script, which must exist on every worker
+# in this working directory, where `colossalai run` starts it).
 set -u
 hostfile="${T9K_HOSTFILE:-/t9k/hostfile}"
 timeout="${T9K_BARRIER_TIMEOUT:-600}"
 ssh_dir="${T9K_SSH_DIR:-/root/.ssh}"
 fail() {
-  printf 't9k bootstrap: %s\n' "$1" >"${T9K_TERMINATION_LOG:-/dev/termination-log}" 2>/dev/null || true
-  printf 't9k bootstrap: %s\n' "$1" >&2
-  exit 124
+  printf 't9k bootstrap: %s\n' "$2" >"${T9K_TERMINATION_LOG:-/dev/termination-log}" 2>/dev/null || true
+  printf 't9k bootstrap: %s\n' "$2" >&2
+  exit "$1"
 }
 if [ -n "${T9K_SSHD:-}" ]; then
   T9K_SSH_DIR="$ssh_dir" sh "$(dirname "$0")/t9k-sshd.sh" &
 fi
-if [ -n "${T9K_ENV_FILE:-}" ]; then
-  : > "$T9K_ENV_FILE"
-  for name in ${T9K_ENV_NAMES:-}; do
-    if ! value=$(printenv "$name"); then continue; fi
-    case "$value" in
-      *'
-'*) printf 't9k: %s has a multi-line value; not forwarded to the workers\n' "$name" >&2 ;;
-      *) printf '%s=%s\n' "$name" "$value" >> "$T9K_ENV_FILE" ;;
-    esac
-  done
-fi
+hosts=$(awk '!/^[[:space:]]*#/ && NF { print $1 }' "$hostfile")
+[ -n "$hosts" ] || fail 2 "the hostfile $hostfile lists no workers: nothing would run the training"
 start=$(date +%s)
 waited() { echo $(( $(date +%s) - start )); }
-for host in $(awk '!/^[[:space:]]*#/ && NF { print $1 }' "$hostfile"); do
+for host in $hosts; do
   while command -v getent >/dev/null 2>&1 && ! getent hosts "$host" >/dev/null 2>&1; do
-    [ "$(waited)" -ge "$timeout" ] && fail "worker $host: its DNS name did not resolve within ${timeout}s"
+    [ "$(waited)" -ge "$timeout" ] && fail 124 "worker $host: its DNS name did not resolve within ${timeout}s"
     sleep 1
   done
   while ! ssh -F "$ssh_dir/config" -o BatchMode=yes -o ConnectTimeout=3 "$host" true >/dev/null 2>&1; do
-    [ "$(waited)" -ge "$timeout" ] && fail "worker $host: sshd did not answer within ${timeout}s"
+    [ "$(waited)" -ge "$timeout" ] && fail 124 "worker $host: sshd did not answer within ${timeout}s"
     sleep 1
   done
   printf 't9k: %s is ready (%ss)\n' "$host" "$(waited)" >&2
 done
+if [ -n "${T9K_SCRIPT:-}" ]; then
+  # colossalai run cds every worker into this directory and runs the script there; a missing
+  # script would fail on the workers while older colossalai versions still exit 0.
+  cwd=$(pwd -P)
+  case "$cwd$T9K_SCRIPT" in *"'"*) fail 2 "the working directory $cwd or script $T9K_SCRIPT contains a quote" ;; esac
+  for host in $hosts; do
+    ssh -F "$ssh_dir/config" -o BatchMode=yes "$host" "cd '$cwd' && test -f '$T9K_SCRIPT'" </dev/null >/dev/null 2>&1
+    case $? in
+      0) ;;
+      255) fail 124 "worker $host: ssh failed while checking for the training script $T9K_SCRIPT" ;;
+      *) fail 127 "worker $host: the training script $T9K_SCRIPT does not exist in $cwd (colossalai run starts it there, in the launcher's working directory)" ;;
+    esac
+  done
+fi
 exec "$@"
 """
 
@@ -172,25 +215,18 @@ def config_map(meta: Mapping[str, Any], hostfile: str) -> dict[str, Any]:
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": dict(meta),
-        "data": {"hostfile": hostfile, "t9k-sshd.sh": SSHD_SCRIPT, "t9k-launch.sh": LAUNCH_SCRIPT},
+        "data": {
+            "hostfile": hostfile,
+            "t9k-sshd.sh": SSHD_SCRIPT,
+            "t9k-session.sh": SESSION_SCRIPT,
+            "t9k-launch.sh": LAUNCH_SCRIPT,
+        },
     }
 
 
 def hostfile_hash(hostfile: str) -> str:
     """A short digest of a hostfile: a launcher started with another one must be relaunched."""
     return hashlib.sha256(hostfile.encode()).hexdigest()[:16]
-
-
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def env_names(container: Mapping[str, Any]) -> list[str]:
-    """Names of the container's env vars that can be forwarded through an env file."""
-    return [
-        str(e["name"])
-        for e in container.get("env") or ()
-        if _ENV_NAME.fullmatch(str(e.get("name", "")))
-    ]
 
 
 def mount_bootstrap(
@@ -201,12 +237,12 @@ def mount_bootstrap(
     ssh_dir: str,
     pod_name: str,
     settings: Mapping[str, str],
+    run_dir: bool = False,
 ) -> None:
-    """Add the key, hostfile and script mounts, the DNS identity and the T9K_* settings."""
-    spec.setdefault("volumes", [])
-    spec["volumes"] = [
-        v for v in spec["volumes"] if v.get("name") not in (SSH_VOLUME, CONFIG_VOLUME)
-    ] + [
+    """Add the key, hostfile and script mounts (with `run_dir`, the in-memory directory of the
+    ssh session environment too), the DNS identity and the T9K_* settings."""
+    ours = (SSH_VOLUME, CONFIG_VOLUME, RUN_VOLUME)
+    volumes: list[dict[str, Any]] = [
         {
             "name": SSH_VOLUME,
             "secret": {
@@ -223,16 +259,17 @@ def mount_bootstrap(
         {"name": CONFIG_VOLUME, "configMap": {"name": f"{job}-config", "defaultMode": 0o755}},
     ]
     mounts = [
-        m
-        for m in container.get("volumeMounts") or ()
-        if m.get("name") not in (SSH_VOLUME, CONFIG_VOLUME)
-    ]
-    mounts += [
         {"name": SSH_VOLUME, "mountPath": ssh_dir, "readOnly": True},
         {"name": CONFIG_VOLUME, "mountPath": HOSTFILE, "subPath": "hostfile", "readOnly": True},
         {"name": CONFIG_VOLUME, "mountPath": SCRIPTS_DIR, "readOnly": True},
     ]
-    container["volumeMounts"] = mounts
+    if run_dir:
+        volumes.append({"name": RUN_VOLUME, "emptyDir": {"medium": "Memory"}})
+        mounts.append({"name": RUN_VOLUME, "mountPath": RUN_DIR})
+    spec["volumes"] = [v for v in spec.get("volumes") or () if v.get("name") not in ours] + volumes
+    container["volumeMounts"] = [
+        m for m in container.get("volumeMounts") or () if m.get("name") not in ours
+    ] + mounts
     env = [e for e in container.get("env") or () if not str(e.get("name", "")).startswith("T9K_")]
     env += [{"name": k, "value": v} for k, v in settings.items()]
     container["env"] = env

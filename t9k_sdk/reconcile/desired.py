@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -195,6 +196,10 @@ class KindRules:
     def customize(self, spec: dict[str, Any], slot: Slot) -> None:
         """Kind-specific changes to a pod spec (variables, launch commands, mounts)."""
 
+    def debug_default(self, slot: Slot) -> list[str]:
+        """The training container's command in debug mode unless runMode.debug says otherwise."""
+        return list(self.debug_command)
+
     def pod_annotations(self, slot: Slot) -> dict[str, str]:
         """Annotations the operator puts on a pod (e.g. the hostfile it was started with)."""
         return {}
@@ -227,7 +232,7 @@ class KindRules:
                 d.type: d for d in (run_mode.debug.replica_specs if run_mode.debug else None) or ()
             }
             d = sets.get(slot.replica_type)
-            command = list(d.command) if d and d.command else list(self.debug_command)
+            command = list(d.command) if d and d.command else self.debug_default(slot)
             if index is not None:
                 spec["containers"][index]["command"] = command
                 spec["containers"][index].pop("args", None)
@@ -515,7 +520,6 @@ class DeepSpeedJobRules(_SSHRules):
     """DeepSpeedJob: workers only; worker-0 launches and decides the outcome."""
 
     kind_label = "deepspeedjob"
-    debug_command = ("/usr/sbin/sshd", "-D")
     budget = "job"
     job: models.DeepSpeedJob
 
@@ -555,11 +559,13 @@ class DeepSpeedJobRules(_SSHRules):
 
     # -- bootstrap --------------------------------------------------------------------------------
 
-    env_file = "/root/.deepspeed_env"
-
     @property
     def ssh_dir(self) -> str:
         return "/root/.ssh"
+
+    def debug_default(self, slot: Slot) -> list[str]:
+        """Every worker runs the job's sshd set-up, so `deepspeed` can be started by hand."""
+        return bootstrap.sshd_command()
 
     def hostfile(self) -> str:
         cfg = self.job.spec.config or models.Config()
@@ -592,15 +598,18 @@ class DeepSpeedJobRules(_SSHRules):
             return
         container = spec["containers"][index]
         settings = {"T9K_SSH_DIR": self.ssh_dir, "T9K_HOSTFILE": bootstrap.HOSTFILE}
+        settings["T9K_SSHD"] = "/usr/sbin/sshd"
+        # disableCustomEnv false: the training processes that DeepSpeed starts over ssh get the
+        # environment of their own worker's container (env, valueFrom and envFrom, resolved by
+        # the kubelet in that pod), never values copied onto pdsh's command line.
+        forward = not self.job.spec.disable_custom_env
+        if forward:
+            settings["T9K_FORWARD_ENV"] = "1"
+            settings["T9K_RUN_DIR"] = bootstrap.RUN_DIR
         if slot.rank == 0:
-            settings["T9K_SSHD"] = "/usr/sbin/sshd"
             settings["T9K_BARRIER_TIMEOUT"] = str(bootstrap.BARRIER_TIMEOUT_SECONDS)
-            if not self.job.spec.disable_custom_env:
-                settings["T9K_ENV_FILE"] = self.env_file
-                settings["T9K_ENV_NAMES"] = " ".join(bootstrap.env_names(container))
             container["command"] = bootstrap.launch_command(self.launcher_argv())
         else:
-            settings["T9K_SSHD"] = "/usr/sbin/sshd"
             container["command"] = bootstrap.sshd_command()
         container.pop("args", None)
         bootstrap.mount_bootstrap(
@@ -610,6 +619,7 @@ class DeepSpeedJobRules(_SSHRules):
             ssh_dir=self.ssh_dir,
             pod_name=slot.name,
             settings=settings,
+            run_dir=forward,
         )
 
     def pod_annotations(self, slot: Slot) -> dict[str, str]:
@@ -708,10 +718,17 @@ class ColossalAIJobRules(_SSHRules):
         return "".join(f"{self.host(i)}\n" for i in range(self.worker_count()))
 
     def launcher_argv(self) -> list[str]:
-        """`colossalai run` as the launcher runs it after the barrier (an argv list)."""
+        """`colossalai run` as the launcher runs it after the barrier (an argv list).
+
+        `colossalai run` joins the torchrun command into one string that a shell runs on each
+        worker, so the script's arguments are shell-quoted here to arrive there intact.
+        torchConfig.extraArgs become `--extra_launch_args name=value,...`, which colossalai
+        turns back into `--name=value` torchrun options; `--` ends colossalai's own options, so
+        neither a script argument nor an unknown option can be taken for one of them.
+        """
         torch = self.job.spec.torch_config
         procs = torch.proc_per_worker or int(models.TorchConfig.default_of("proc_per_worker"))
-        return [
+        argv = [
             "colossalai",
             "run",
             "--nproc_per_node",
@@ -720,16 +737,17 @@ class ColossalAIJobRules(_SSHRules):
             bootstrap.HOSTFILE,
             "--master_addr",
             self.host(0),
-            *(torch.extra_args or []),
-            *torch.script,
         ]
+        if torch.extra_args:
+            argv += ["--extra_launch_args", ",".join(a[2:] for a in torch.extra_args)]
+        script, *args = torch.script
+        return [*argv, "--", script, *(shlex.quote(a) for a in args)]
 
-    def pod(self, slot: Slot, mode: Mode) -> Manifest:
-        if slot.replica_type == models.ColossalAIReplicaType.LAUNCHER and mode == "debug":
-            return super().pod(slot, mode)
-        if slot.replica_type == models.ColossalAIReplicaType.WORKER and mode == "debug":
-            return super().pod(slot, "immediate")  # workers keep sshd, to launch by hand
-        return super().pod(slot, mode)
+    def debug_default(self, slot: Slot) -> list[str]:
+        """The launcher sleeps; the workers keep sshd, so `colossalai run` can be run by hand."""
+        if slot.replica_type == models.ColossalAIReplicaType.WORKER:
+            return bootstrap.sshd_command()
+        return list(self.debug_command)
 
     def customize(self, spec: dict[str, Any], slot: Slot) -> None:
         launcher = slot.replica_type == models.ColossalAIReplicaType.LAUNCHER
@@ -743,6 +761,7 @@ class ColossalAIJobRules(_SSHRules):
         settings = {"T9K_SSH_DIR": self.ssh_dir, "T9K_HOSTFILE": bootstrap.HOSTFILE}
         if launcher:
             settings["T9K_BARRIER_TIMEOUT"] = str(bootstrap.BARRIER_TIMEOUT_SECONDS)
+            settings["T9K_SCRIPT"] = self.job.spec.torch_config.script[0]
             container["command"] = bootstrap.launch_command(self.launcher_argv())
         else:
             settings["T9K_SSHD"] = self.sshd

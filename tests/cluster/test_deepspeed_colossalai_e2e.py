@@ -12,6 +12,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import pytest
+from kubernetes.client.exceptions import ApiException
+
 from tests.cluster.e2e_helpers import (
     Jobs,
     colossalai_job,
@@ -237,13 +240,14 @@ def test_a_deepspeed_job_pauses_and_resumes(jobs: Jobs) -> None:
     assert "Resuming" in jobs.reasons("ds-pause")
 
 
-def test_debug_mode_runs_sshd_on_every_deepspeed_worker(jobs: Jobs) -> None:
+def test_debug_mode_runs_the_jobs_sshd_on_every_deepspeed_worker(jobs: Jobs) -> None:
     jobs.create(deepspeed_job("ds-debug", 2, runMode={"debug": {"enabled": True}}))
     pods = jobs.wait_running("ds-debug", {"ds-debug-worker-0", "ds-debug-worker-1"})
     for name, pod in pods.items():
-        assert pod.spec.containers[0].command == ["/usr/sbin/sshd", "-D"], name
+        assert pod.spec.containers[0].command == SSHD, name  # not a bare /usr/sbin/sshd -D
         assert pod.spec.containers[0].args is None
         assert mounts_of(pod)["/root/.ssh"] == "t9k-ssh"  # keys stay to launch by hand
+        assert env_of(pod)["T9K_FORWARD_ENV"] == "1"
     status = jobs.wait_phase("ds-debug", "Running")
     assert condition(status, "Completed")["reason"] == "Debug"
 
@@ -275,6 +279,7 @@ def test_a_colossalai_launcher_decides_success_and_clean_up_workers_keeps_only_i
         "/t9k/hostfile",
         "--master_addr",
         "palm-worker-0.palm",
+        "--",
         "train.py",
         "--epochs=1",
     ]
@@ -318,3 +323,94 @@ def test_a_colossalai_worker_is_never_restarted_and_the_launcher_decides_failure
     )
     assert jobs.history.uids("cai-worker-1") == [worker_uid]
     assert all(v == 0 for v in (t.get("restartCount", 0) for t in status["tasks"]))
+
+
+# --- issue 10: what the API server would refuse, and what the launchers get ------------------
+
+
+def test_a_volume_at_a_reserved_path_fails_the_job_instead_of_every_pod_creation(
+    jobs: Jobs,
+) -> None:
+    """Issue 10 item 6: a user volume at /root/.ssh passed validation, then the API server
+    refused every pod (HTTP 422: mountPath must be unique) and the job stayed Pending. Now the
+    API server refuses the job where its CEL budget allows (the first container), and the
+    operator fails the job with InvalidSpec, naming the field, and creates no pod otherwise."""
+    simple = deepspeed_job("ds-mount-0", 2)
+    worker = simple["spec"]["worker"]["template"]["spec"]
+    worker["containers"][0]["volumeMounts"] = [{"name": "keys", "mountPath": "/root/.ssh"}]
+    worker["volumes"] = [{"name": "keys", "emptyDir": {}}]
+    with pytest.raises(ApiException) as refused:
+        jobs.create(simple)
+    assert "must not mount a volume at /, /t9k, /root/.ssh" in refused.value.body
+
+    manifest = deepspeed_job("ds-mount", 2)
+    worker = manifest["spec"]["worker"]["template"]["spec"]
+    mount = {"name": "keys", "mountPath": "/root/.ssh"}
+    worker["containers"] = [
+        {"name": "proxy", "image": "busybox"},  # a sidecar first: beyond the CRD's rule
+        {**worker["containers"][0], "volumeMounts": [mount]},
+    ]
+    worker["volumes"] = [{"name": "keys", "emptyDir": {}}]
+    jobs.create(manifest)
+    status = jobs.wait_phase("ds-mount", "Failed")
+    failed = condition(status, "Failed")
+    assert failed["reason"] == "InvalidSpec"
+    assert failed["message"].startswith(
+        "spec.worker.template.spec.containers[1].volumeMounts[0].mountPath:"
+        " the training container must not mount a volume at /, /t9k, /root/.ssh"
+    )
+    assert "mountPath '/root/.ssh': /root/.ssh is reserved" in failed["message"]
+    assert jobs.pods("ds-mount") == {}
+
+
+def test_a_deepspeed_job_forwards_its_environment_by_reference(jobs: Jobs) -> None:
+    """Issue 10 item 8: the secret stays a reference in every pod (the kubelet resolves it in
+    each worker), no env file is written, and the session environment lives in memory."""
+    manifest = deepspeed_job("ds-env", 2)
+    c = manifest["spec"]["worker"]["template"]["spec"]["containers"][0]
+    c["env"] = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "t"}}}]
+    c["envFrom"] = [{"configMapRef": {"name": "settings", "optional": True}}]
+    jobs.create(manifest)
+    pods = jobs.wait_pods("ds-env", lambda ps: len(ps) == 2, "two worker pods")
+    for name, pod in pods.items():
+        container = pod.spec.containers[0]
+        env = {e.name: e for e in container.env}
+        assert env["HF_TOKEN"].value_from.secret_key_ref.name == "hf", name
+        assert env["T9K_FORWARD_ENV"].value == "1"
+        assert not any(n.startswith("T9K_ENV") for n in env)
+        assert container.env_from[0].config_map_ref.name == "settings"
+        (run,) = [v for v in pod.spec.volumes if v.name == "t9k-run"]
+        assert run.empty_dir.medium == "Memory"
+        assert mounts_of(pod)["/t9k/run"] == "t9k-run"
+
+
+def test_colossalai_extra_args_go_to_torchrun_and_debug_specs_reach_workers(jobs: Jobs) -> None:
+    """Issue 10 items 3 and 4, as the API server stores the pods."""
+    jobs.create(
+        colossalai_job(
+            "caij-args",
+            2,
+            torchConfig={
+                "procPerWorker": 2,
+                "script": ["train.py", "a b"],
+                "extraArgs": ["--max_restarts=3"],
+            },
+        )
+    )
+    pods = jobs.wait_pods("caij-args", lambda ps: len(ps) == 3, "the launcher and two workers")
+    command = pods["caij-args-launcher"].spec.containers[0].command
+    assert command[command.index("--extra_launch_args") :] == [
+        "--extra_launch_args",
+        "max_restarts=3",
+        "--",
+        "train.py",
+        "'a b'",
+    ]
+    assert env_of(pods["caij-args-launcher"])["T9K_SCRIPT"] == "train.py"
+
+    debug = {"enabled": True, "replicaSpecs": [{"type": "worker", "command": ["sleep", "1d"]}]}
+    jobs.create(colossalai_job("caij-debug", 2, runMode={"debug": debug}))
+    pods = jobs.wait_pods("caij-debug", lambda ps: len(ps) == 3, "the launcher and two workers")
+    assert pods["caij-debug-worker-0"].spec.containers[0].command == ["sleep", "1d"]
+    assert pods["caij-debug-worker-1"].spec.containers[0].command == ["sleep", "1d"]
+    assert pods["caij-debug-launcher"].spec.containers[0].command == ["sleep", "inf"]

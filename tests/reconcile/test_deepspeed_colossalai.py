@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import shlex
 from datetime import timedelta
 from typing import Any
 
@@ -74,8 +75,7 @@ def test_deepspeed_objects_and_worker_commands() -> None:
         "3",
     ]
     env = _env(_container(w0))
-    assert env["T9K_ENV_FILE"] == "/root/.deepspeed_env"
-    assert env["T9K_ENV_NAMES"] == "NCCL_DEBUG"  # names a shell cannot export are left out
+    assert env["T9K_FORWARD_ENV"] == "1"
     assert _container(w1)["command"] == ["/bin/sh", "/t9k/scripts/t9k-sshd.sh"]
     mounts = {m["mountPath"]: m for m in _container(w1)["volumeMounts"]}
     assert mounts["/root/.ssh"]["readOnly"] is True
@@ -134,9 +134,56 @@ def test_custom_command_runs_through_sh_and_keeps_the_hostfile_slots() -> None:
     assert "slots=4" in _by(plan.create, "ConfigMap")["demo-config"]["data"]["hostfile"]
 
 
-def test_disable_custom_env_writes_no_env_file() -> None:
+def test_disable_custom_env_forwards_nothing() -> None:
     plan = Sim(deepspeed_job(disableCustomEnv=True), ssh_key=KEY).step()
-    assert "T9K_ENV_FILE" not in _env(_container(_by(plan.create, "Pod")["demo-worker-0"]))
+    for name, p in _by(plan.create, "Pod").items():
+        assert "T9K_FORWARD_ENV" not in _env(_container(p)), name
+        assert "t9k-run" not in {v["name"] for v in p["spec"]["volumes"]}
+
+
+SECRET_ENV = [
+    {"name": "NCCL_DEBUG", "value": "INFO"},
+    {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
+]
+ENV_FROM = [{"configMapRef": {"name": "settings"}}, {"secretRef": {"name": "creds"}}]
+
+
+def test_deepspeed_env_reaches_every_worker_by_reference_not_by_value() -> None:
+    """Issue 10 item 8: worker-0 used to copy `env` values into /root/.deepspeed_env (which
+    DeepSpeed puts on pdsh's command line and into its log) and dropped `envFrom`. Now every
+    worker's ssh sessions load that worker's own container environment, kept in memory."""
+    job = deepspeed_job(
+        worker={"replicas": 2, "template": pod("worker", env=SECRET_ENV, envFrom=ENV_FROM)}
+    )
+    pods = _by(Sim(job, ssh_key=KEY).step().create, "Pod")
+    for name, p in pods.items():
+        c = _container(p)
+        env = {e["name"]: e for e in c["env"]}
+        assert env["T9K_FORWARD_ENV"]["value"] == "1", name
+        assert env["HF_TOKEN"] == SECRET_ENV[1]  # still a reference, resolved by the kubelet
+        assert c["envFrom"] == ENV_FROM
+        assert not any(n.startswith("T9K_ENV") for n in env)  # no env file any more
+        (run,) = [v for v in p["spec"]["volumes"] if v["name"] == "t9k-run"]
+        assert run == {"name": "t9k-run", "emptyDir": {"medium": "Memory"}}
+        assert {"name": "t9k-run", "mountPath": "/t9k/run"} in c["volumeMounts"]
+    assert (
+        "t9k-session.sh"
+        in _by(Sim(job, ssh_key=KEY).step().create, "ConfigMap")["demo-config"]["data"]
+    )
+
+
+@pytest.mark.parametrize("run", [{"python": []}, {"module": []}, {"exec": [""]}])
+def test_deepspeed_empty_run_list_is_invalid_unless_debugging(run: dict[str, Any]) -> None:
+    sim = Sim(deepspeed_job(config={"run": run}), ssh_key=KEY)
+    sim.step()
+    assert sim.phase == "Failed"
+    assert sim.condition("Failed")["reason"] == "InvalidSpec"
+    assert "an empty list launches nothing" in sim.condition("Failed")["message"]
+    debug = Sim(
+        deepspeed_job(config={"run": run}, runMode={"debug": {"enabled": True}}), ssh_key=KEY
+    )
+    debug.step()
+    assert debug.phase != "Failed"  # T9k's debug examples use `run: {python: []}`
 
 
 HOSTILE = [
@@ -160,11 +207,13 @@ def test_hostile_strings_stay_single_arguments() -> None:
         "command"
     ]
     assert command[-len(HOSTILE) :] == HOSTILE
-    caij = colossalai_job(torchConfig={"script": ["train.py", *HOSTILE], "extraArgs": HOSTILE})
+    caij = colossalai_job(torchConfig={"script": ["train.py", *HOSTILE]})
     launcher = _container(
         _by(Sim(caij, ssh_key=KEY).step().create, "Pod")["demo-launcher"], "launcher"
     )
-    assert launcher["command"][-len(HOSTILE) - 1 :] == ["train.py", *HOSTILE]
+    # colossalai run joins the torchrun command with spaces and a shell on each worker runs it
+    tail = launcher["command"][launcher["command"].index("--") + 1 :]
+    assert shlex.split(" ".join(tail)) == ["train.py", *HOSTILE]
 
 
 def test_deepspeed_outcome_is_decided_by_worker_0() -> None:
@@ -251,11 +300,28 @@ def test_deepspeed_pod_group_uses_min_replicas_when_elastic() -> None:
     assert group["spec"] == {"minMember": 2, "queue": "q", "priority": 0}
 
 
-def test_deepspeed_debug_default_is_sshd() -> None:
+def test_deepspeed_debug_workers_run_the_jobs_sshd_set_up() -> None:
+    """Issue 10 item 4: a bare `/usr/sbin/sshd -D` used the image's sshd config (StrictModes on,
+    no host keys, ~/.ssh/authorized_keys) and no environment; debug pods run the job's sshd
+    script, so `deepspeed` started by hand on worker-0 reaches every worker
+    (tests/bootstrap proves it against OpenSSH)."""
     plan = Sim(deepspeed_job(runMode={"debug": {"enabled": True}}), ssh_key=KEY).step()
-    c = _container(_by(plan.create, "Pod")["demo-worker-0"])
-    assert c["command"] == ["/usr/sbin/sshd", "-D"]
-    assert any(m["mountPath"] == "/root/.ssh" for m in c["volumeMounts"])  # launch by hand works
+    for name in ("demo-worker-0", "demo-worker-1"):
+        c = _container(_by(plan.create, "Pod")[name])
+        assert c["command"] == bootstrap.sshd_command(), name
+        assert "args" not in c
+        assert _env(c)["T9K_FORWARD_ENV"] == "1"
+        assert any(m["mountPath"] == "/root/.ssh" for m in c["volumeMounts"])
+    custom = deepspeed_job(
+        runMode={
+            "debug": {
+                "enabled": True,
+                "replicaSpecs": [{"type": "worker", "command": ["sleep", "1d"]}],
+            }
+        }
+    )
+    c = _container(_by(Sim(custom, ssh_key=KEY).step().create, "Pod")["demo-worker-1"])
+    assert c["command"] == ["sleep", "1d"]
 
 
 def test_colossalai_launcher_workers_and_ssh_settings() -> None:
@@ -285,10 +351,13 @@ def test_colossalai_launcher_workers_and_ssh_settings() -> None:
         "/t9k/hostfile",
         "--master_addr",
         "demo-worker-0.demo",
-        "--master_port=29600",
+        "--extra_launch_args",
+        "master_port=29600",
+        "--",
         "train.py",
         "--x",
     ]
+    assert _env(launcher)["T9K_SCRIPT"] == "train.py"  # checked on every worker before launch
     worker = _container(pods["demo-worker-1"])
     assert worker["command"] == ["/bin/sh", "/t9k/scripts/t9k-sshd.sh"]
     assert _env(worker)["T9K_SSHD"] == "/opt/sshd"
@@ -331,6 +400,50 @@ def test_colossalai_debug_keeps_sshd_on_workers_and_sleeps_on_the_launcher() -> 
     pods = _by(plan.create, "Pod")
     assert _container(pods["demo-launcher"], "launcher")["command"] == ["sleep", "inf"]
     assert _container(pods["demo-worker-0"])["command"] == bootstrap.sshd_command()
+
+
+def test_colossalai_extra_args_become_one_extra_launch_args_option() -> None:
+    """Issue 10 item 3: extraArgs used to be colossalai run options; an unknown one was taken
+    for the script (not a .py file), so colossalai run started nothing and exited 0."""
+    job = colossalai_job(
+        torchConfig={
+            "script": ["train.py", "--master_port", "1"],
+            "extraArgs": ["--max_restarts=3", "--rdzv_backend=c10d", "--standalone"],
+        }
+    )
+    launcher = _container(
+        _by(Sim(job, ssh_key=KEY).step().create, "Pod")["demo-launcher"], "launcher"
+    )
+    command = launcher["command"]
+    i = command.index("--extra_launch_args")
+    assert command[i + 1] == "max_restarts=3,rdzv_backend=c10d,standalone"
+    # after `--` colossalai takes nothing as its own option: the script keeps --master_port
+    assert command[i + 2 :] == ["--", "train.py", "--master_port", "1"]
+
+
+def test_colossalai_debug_applies_runmode_replica_specs_to_workers() -> None:
+    """Issue 10 item 4: workers ignored runMode.debug.replicaSpecs (command, skipInitContainer)."""
+    worker = pod("worker", image="colossal:1")
+    worker["spec"]["initContainers"] = [{"name": "fetch", "image": "busybox"}]
+    job = colossalai_job(
+        replicaSpecs=[
+            {"type": "launcher", "template": pod("launcher")},
+            {"type": "worker", "replicas": 2, "template": worker},
+        ],
+        runMode={
+            "debug": {
+                "enabled": True,
+                "replicaSpecs": [
+                    {"type": "worker", "command": ["sleep", "1d"], "skipInitContainer": True}
+                ],
+            }
+        },
+    )
+    pods = _by(Sim(job, ssh_key=KEY).step().create, "Pod")
+    for name in ("demo-worker-0", "demo-worker-1"):
+        assert _container(pods[name])["command"] == ["sleep", "1d"]
+        assert "initContainers" not in pods[name]["spec"]
+    assert _container(pods["demo-launcher"], "launcher")["command"] == ["sleep", "inf"]
 
 
 def test_barrier_timeout_message_reaches_the_replica_failure_condition() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -347,3 +348,76 @@ def test_builders_are_immutable_and_build_once() -> None:
     assert job.build() is job.build()
     with pytest.raises(ValidationError, match="frozen"):
         job.name = "other"  # type: ignore[misc]
+
+
+# -- issue 10: arguments the launchers cannot use, paths the operator mounts --------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "argument", "fragment"),
+    [
+        (lambda: DeepSpeedJob(name="d", image="x", run=[]), "run", "run=[] launches nothing"),
+        (lambda: DeepSpeedJob(name="d", image="x", exec=[""]), "exec", "launches nothing"),
+        (
+            lambda: DeepSpeedJob(
+                name="d",
+                image="x",
+                run=["t.py"],
+                volumes=[PVC(claim="c", mount_path="/root/.ssh/")],
+            ),
+            "volumes[0].mount_path",
+            "/root/.ssh is reserved",
+        ),
+        (
+            lambda: DeepSpeedJob(
+                name="d",
+                image="x",
+                run=["t.py"],
+                volumes=[PVC(claim="a", mount_path="/data"), PVC(claim="b", mount_path="/data")],
+            ),
+            "volumes[1].mount_path",
+            "mountPath must be unique",
+        ),
+        (
+            lambda: ColossalAIJob(name="c", image="x", script=["run.sh"]),
+            "script",
+            "must start with a Python file ending in .py",
+        ),
+        (
+            lambda: ColossalAIJob(
+                name="c", image="x", script=["t.py"], extra_args=["--max_restarts", "3"]
+            ),
+            "extra_args[1]",
+            "'--name' or '--name=value'",
+        ),
+        (
+            lambda: ColossalAIJob(
+                name="c",
+                image="x",
+                script=["t.py"],
+                ssh_auth_mount_path="/home/u/.ssh",
+                launcher=Launcher(volumes=[PVC(claim="k", mount_path="/home/u/.ssh")]),
+            ),
+            "launcher.volumes[0].mount_path",
+            "SSH keys (ssh.authMountPath)",
+        ),
+        (
+            lambda: ColossalAIJob(name="c", image="x", script=["t.py"], ssh_auth_mount_path="/t9k"),
+            "ssh_auth_mount_path",
+            "must be an absolute directory other than /, /t9k",
+        ),
+    ],
+)
+def test_builder_names_the_argument_the_launcher_or_operator_cannot_use(
+    make: Callable[[], object], argument: str, fragment: str
+) -> None:
+    with pytest.raises(InvalidManifestError) as info:
+        make()
+    assert any(p.path == argument and fragment in p.message for p in info.value.problems), str(
+        info.value
+    )
+
+
+def test_builder_accepts_an_empty_run_in_debug_mode() -> None:
+    job = DeepSpeedJob(name="d", image="x", run=[], debug=True).to_dict()
+    assert job["spec"]["config"]["run"] == {"python": []}

@@ -254,6 +254,193 @@ INVALID.append(
 )
 
 
+# Issue 10: what DeepSpeedJob/ColossalAIJob launchers can run, and paths the operator mounts.
+# Before these rules each of these jobs passed `validate` and then launched nothing (exit 0),
+# or had its pods refused by the API server (422) forever.
+_RESERVED = {"name": "data", "mountPath": "/root/.ssh"}
+INVALID += [
+    (
+        "deepspeed-empty-python",
+        deepspeed_job(config={"run": {"python": []}}),
+        "spec.config.run.python",
+        "an empty list launches nothing",
+    ),
+    (
+        "colossalai-script-not-python",
+        colossalai_job(torchConfig={"script": ["train.sh", "--epochs", "3"]}),
+        "spec.torchConfig.script[0]",
+        "must start with a Python file ending in .py",
+    ),
+    (
+        "colossalai-script-option",
+        colossalai_job(torchConfig={"script": ["--max_restarts=3", "train.py"]}),
+        "spec.torchConfig.script[0]",
+        "must start with a Python file ending in .py",
+    ),
+    (
+        "colossalai-extra-args-split-value",
+        colossalai_job(torchConfig={"script": ["t.py"], "extraArgs": ["--max_restarts", "3"]}),
+        "spec.torchConfig.extraArgs[1]",
+        "one torchrun option, '--name' or '--name=value'",
+    ),
+    (
+        "colossalai-extra-args-comma",
+        colossalai_job(torchConfig={"script": ["t.py"], "extraArgs": ["--rdzv_conf=a=1,b=2"]}),
+        "spec.torchConfig.extraArgs[0]",
+        "one comma-separated --extra_launch_args",
+    ),
+    (
+        "colossalai-extra-args-nproc",
+        colossalai_job(torchConfig={"script": ["t.py"], "extraArgs": ["--nproc_per_node=8"]}),
+        "spec.torchConfig.extraArgs[0]",
+        "use torchConfig.procPerWorker",
+    ),
+    (
+        "colossalai-auth-mount-path-hostfile",
+        colossalai_job(ssh={"authMountPath": "/t9k/hostfile"}),
+        "spec.ssh.authMountPath",
+        "must be an absolute directory other than /, /t9k",
+    ),
+    (
+        "deepspeed-mount-at-ssh-dir",
+        deepspeed_job(worker={"template": pod("worker", volumeMounts=[_RESERVED])}),
+        "spec.worker.template.spec.containers[0].volumeMounts[0].mountPath",
+        "/root/.ssh is reserved: the operator mounts the job's SSH keys there",
+    ),
+    (
+        "deepspeed-mount-at-env-file",
+        deepspeed_job(
+            worker={
+                "template": pod(
+                    "worker", volumeMounts=[{"name": "e", "mountPath": "/root/.deepspeed_env"}]
+                )
+            }
+        ),
+        "spec.worker.template.spec.containers[0].volumeMounts[0].mountPath",
+        "DeepSpeed env file",
+    ),
+    (
+        "deepspeed-mount-inside-scripts",
+        deepspeed_job(
+            worker={
+                "template": pod(
+                    "worker", volumeMounts=[{"name": "x", "mountPath": "/t9k/scripts/x/"}]
+                )
+            }
+        ),
+        "spec.worker.template.spec.containers[0].volumeMounts[0].mountPath",
+        "/t9k/scripts is reserved",
+    ),
+    (
+        "deepspeed-mount-at-t9k",
+        deepspeed_job(
+            worker={"template": pod("worker", volumeMounts=[{"name": "x", "mountPath": "/t9k"}])}
+        ),
+        "spec.worker.template.spec.containers[0].volumeMounts[0].mountPath",
+        "would hold the operator's /t9k/hostfile",
+    ),
+    (
+        "deepspeed-duplicate-mount-path",
+        deepspeed_job(
+            worker={
+                "template": pod(
+                    "worker",
+                    volumeMounts=[
+                        {"name": "a", "mountPath": "/data"},
+                        {"name": "b", "mountPath": "/data/"},
+                    ],
+                )
+            }
+        ),
+        "spec.worker.template.spec.containers[0].volumeMounts[1].mountPath",
+        "mountPath must be unique within a container",
+    ),
+    (
+        "deepspeed-reserved-volume-name",
+        deepspeed_job(
+            worker={
+                "template": {
+                    "spec": {
+                        "containers": [{"name": "worker", "image": "busybox"}],
+                        "volumes": [{"name": "t9k-ssh", "emptyDir": {}}],
+                    }
+                }
+            }
+        ),
+        "spec.worker.template.spec.volumes[0].name",
+        "volume names t9k-ssh, t9k-config and t9k-run are reserved",
+    ),
+    (
+        "colossalai-launcher-mount-at-auth-mount-path",
+        colossalai_job(
+            ssh={"authMountPath": "/home/u/.ssh"},
+            replicaSpecs=[
+                {
+                    "type": "launcher",
+                    "template": pod(
+                        "launcher", volumeMounts=[{"name": "k", "mountPath": "/home/u/.ssh"}]
+                    ),
+                },
+                {"type": "worker", "template": pod("worker")},
+            ],
+        ),
+        "spec.replicaSpecs[0].template.spec.containers[0].volumeMounts[0].mountPath",
+        "SSH keys (ssh.authMountPath)",
+    ),
+    (
+        "colossalai-worker-mount-at-hostfile",
+        colossalai_job(
+            replicaSpecs=[
+                {"type": "launcher", "template": pod("launcher")},
+                {
+                    "type": "worker",
+                    "template": pod(
+                        "worker", volumeMounts=[{"name": "h", "mountPath": "/t9k/hostfile"}]
+                    ),
+                },
+            ],
+        ),
+        "spec.replicaSpecs[1].template.spec.containers[0].volumeMounts[0].mountPath",
+        "/t9k/hostfile is reserved",
+    ),
+]
+# The CRDs check pod-template mounts only where the API server's CEL cost budget allows: a
+# DeepSpeedJob's first container when it is the training container. Duplicates, ColossalAIJob
+# templates and other containers are checked by the SDK's validator and the operator
+# (InvalidSpec, before any pod is created).
+STRICT_ONLY |= {
+    "deepspeed-duplicate-mount-path",
+    "colossalai-launcher-mount-at-auth-mount-path",
+    "colossalai-worker-mount-at-hostfile",
+}
+
+
+def test_mounts_outside_the_operators_paths_are_fine() -> None:
+    mounts = [
+        {"name": "mnt", "mountPath": "/t9k/mnt"},  # T9k's usual workspace mount
+        {"name": "home", "mountPath": "/root"},  # the keys are mounted on top of it
+        {"name": "shm", "mountPath": "/dev/shm"},
+    ]
+    assert (
+        validate_manifest(deepspeed_job(worker={"template": pod("worker", volumeMounts=mounts)}))
+        == []
+    )
+    sidecar = pod("worker")
+    sidecar["spec"]["containers"].append(
+        {
+            "name": "proxy",
+            "image": "busybox",
+            "volumeMounts": [{"name": "k", "mountPath": "/root/.ssh"}],
+        }
+    )
+    assert validate_manifest(deepspeed_job(worker={"template": sidecar})) == []  # not the trainer
+
+
+def test_debug_mode_accepts_an_empty_run_list_like_t9ks_examples() -> None:
+    debug = {"debug": {"enabled": True}}
+    assert validate_manifest(deepspeed_job(config={"run": {"python": []}}, runMode=debug)) == []
+
+
 @pytest.mark.parametrize(
     ("manifest", "path", "fragment"), [c[1:] for c in INVALID], ids=[c[0] for c in INVALID]
 )
