@@ -317,15 +317,16 @@ class _Pass:
                     self._finished_for_good(slot, prev, outcome, code)
             else:
                 self._create_pod(slot, mode, "missing")
-                if prev is None or prev.get("phase") != ReplicaPhase.CREATING.value:
-                    self.events.append(
-                        Event(
-                            "Normal",
-                            "SuccessfulCreatePod",
-                            f"Created pod: {slot.name}",
-                            after=f"create Pod/{slot.name}",
-                        )
+                # Recorded by the operator only once the create went through (a refused create
+                # is planned again, and so is its Event).
+                self.events.append(
+                    Event(
+                        "Normal",
+                        "SuccessfulCreatePod",
+                        f"Created pod: {slot.name}",
+                        after=f"create Pod/{slot.name}",
                     )
+                )
             return
         if pod.terminating:
             if prev is not None and prev_finished and prev.get("uid") == pod.uid:
