@@ -383,6 +383,19 @@ class Controller:
             failures = self._failures.setdefault(key, {})
             failures[(failure.action, failure.kind, failure.name)] = failure
 
+    def _prune_failures(self, key: JobKey, plan: Plan) -> None:
+        """Forget refusals of writes the job no longer wants (its spec changed)."""
+        planned = {("create", str(m.get("kind")), _name(m)) for m in plan.create}
+        planned |= {("update", str(u.manifest.get("kind")), _name(u.manifest)) for u in plan.update}
+        with self._expect_lock:
+            failures = self._failures.get(key)
+            if failures is None:
+                return
+            for what in [w for w in failures if w not in planned]:
+                del failures[what]
+            if not failures:
+                del self._failures[key]
+
     def _forget_failure(self, key: JobKey, action: str, kind: str, name: str) -> None:
         """The write went through: the job no longer shows its earlier refusal."""
         with self._expect_lock:
@@ -422,6 +435,7 @@ class Controller:
                 resourceVersion=resource_version(written),
             )
 
+        self._prune_failures(key, plan)
         conflicts = 0
         refused = False
         done: set[str] = (
@@ -583,6 +597,10 @@ def _failure(action: str, resource: Resource, name: str, err: ApiError) -> Child
         err.reason,
         err.message,
     )
+
+
+def _name(manifest: Mapping[str, Any]) -> str:
+    return str((manifest.get("metadata") or {}).get("name"))
 
 
 def _metadata_only(resource: Resource, obj: Mapping[str, Any]) -> Manifest:

@@ -353,3 +353,14 @@ def test_a_create_that_finds_the_jobs_own_object_carries_on() -> None:
     cluster.objects["Secret/demo-ssh"] = secret_manifest("demo-ssh")  # ours, cache lagging
     assert controller.reconcile_key(("DeepSpeedJob", "ns", "demo")).outcome == "done"
     assert ("create", "Pod/demo-worker-0") in cluster.calls
+
+
+def test_a_refusal_is_forgotten_once_the_job_no_longer_wants_that_object() -> None:
+    controller, cluster, core = make(REFUSING_PLAN, expectation_timeout=0.0)
+    controller.jobs["GenericJob"].store.put(job())
+    cluster.fail["create"] = ApiError(422, "Invalid", "bad port")
+    controller.reconcile_key(KEY)
+    core.plan = Plan()  # the job was edited: no service any more
+    controller.reconcile_key(KEY)
+    controller.reconcile_key(KEY)
+    assert core.seen[-1][1].failures == ()
