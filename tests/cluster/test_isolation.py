@@ -121,8 +121,10 @@ def test_a_planted_config_map_and_pod_with_our_labels_are_neither_used_nor_delet
     assert planted.metadata.deletion_timestamp is None
     assert set(jobs.pods("gp")) == {"gp-w-0"}  # the job made no pods while blocked
     status = jobs.status("gp")
-    replicas = {r["name"] for t in status.get("tasks") or () for r in t.get("replicas") or ()}
-    assert "gp-w-0" not in replicas  # never counted as the job's replica
+    replicas = {r["name"]: r for t in status.get("tasks") or () for r in t.get("replicas") or ()}
+    # Never counted as the job's replica: the slot is still waiting for a pod of its own.
+    assert replicas.get("gp-w-0", {}).get("phase", "Creating") == "Creating"
+    assert replicas.get("gp-w-0", {}).get("uid") != planted.metadata.uid
     assert status["aggregate"]["running"] == 0
 
 
