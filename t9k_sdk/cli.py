@@ -726,7 +726,9 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
     try:
         objects = install_manifests(
-            image=args.image or DEFAULT_IMAGE, namespace=args.namespace or DEFAULT_NAMESPACE
+            image=args.image or DEFAULT_IMAGE,
+            namespace=DEFAULT_NAMESPACE if args.namespace is None else args.namespace,
+            watch_namespace=args.watch_namespace,
         )
     except ValueError as exc:
         raise _UsageError(str(exc)) from None
@@ -746,10 +748,13 @@ module defining jobs (as for `render`).
 _INSTALL_HELP = """\
 Print everything needed to run the t9k-operator in a cluster, as YAML in apply order: the
 namespace, the three CRDs, the service account, a least-privilege ClusterRole and its binding,
-and the Deployment. Apply it with server-side apply (the CRDs are larger than client-side
-apply's annotation limit):
+a Role and binding for the leader-election Lease, and the Deployment. Apply it with server-side
+apply (the CRDs are larger than client-side apply's annotation limit):
 
   t9k-sdk install --image registry.example.com/t9k-operator:0.1.0 | kubectl apply --server-side -f -
+
+With --watch-namespace NS the operator reconciles only the jobs in NS, and its permissions are
+a Role and RoleBinding in NS instead of the ClusterRole (NS must exist first).
 """
 
 _RENDER_HELP = """\
@@ -883,6 +888,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     install.add_argument(
         "--namespace", default=None, help="namespace to run in (default: t9k-system)"
+    )
+    install.add_argument(
+        "--watch-namespace",
+        default=None,
+        metavar="NS",
+        help="reconcile only the jobs in NS, with a Role there instead of a ClusterRole"
+        " (default: all namespaces)",
     )
     install.set_defaults(run=_cmd_install, parser=install)
 

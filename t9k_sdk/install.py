@@ -1,25 +1,34 @@
 """Everything needed to run the operator in a cluster, as manifests in apply order.
 
     install_manifests(image="registry.example/t9k-operator:0.1.0", namespace="t9k-system")
-        -> [Namespace, 3 CRDs, ServiceAccount, ClusterRole, ClusterRoleBinding, Deployment]
+        -> [Namespace, 3 CRDs, ServiceAccount, ClusterRole, ClusterRoleBinding,
+            Role, RoleBinding (the Lease), Deployment]
+    install_manifests(..., watch_namespace="team-a")
+        -> the same with a Role and RoleBinding in team-a instead of the ClusterRole and its
+           binding, and the operator started with --namespace=team-a
 
 `t9k-sdk install` prints them as YAML; `operator/deploy/` holds the same objects rendered with
 the defaults (tests keep the two in step). The PodGroup CRD (scheduler.tensorstack.dev) is not
 here: it belongs to the T9k scheduler, which installs it. Without it, jobs that ask for the T9k
 scheduler cannot get their PodGroup, and the operator logs that podgroups are not served.
 
-The ClusterRole grants only what the operator does (see docs/operator/install.md):
+The roles grant only what the operator does (see docs/operator/install.md):
 
 * jobs of the three kinds: list, watch; their `status` subresource: update; their `finalizers`
   subresource: update (needed to create children whose owner reference sets
   `blockOwnerDeletion`, where the OwnerReferencesPermissionEnforcement admission plugin is on);
-* pods, services, configmaps, secrets and podgroups: list, watch, create, update, delete;
+* pods and secrets: get, list, watch, create, delete (never updated: a pod is replaced, an SSH
+  key pair is generated once); services, configmaps and podgroups: the same and update; `get`
+  reads the object a create found under a child's name, to tell the job's own from a foreign one;
 * events: create, patch (a repeated event bumps its count);
-* leases: get, create, update (leader election).
+* leases, in the operator's namespace only: get and update on the one Lease named `t9k-operator`,
+  and create (RBAC cannot restrict `create` to a name: the name is not known before the object
+  exists, so `resourceNames` does not apply to it).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from t9k_sdk import __version__, crds, models
@@ -28,10 +37,13 @@ from t9k_sdk._yaml import dump_documents
 __all__ = [
     "DEFAULT_IMAGE",
     "DEFAULT_NAMESPACE",
+    "LEASE_ROLE",
     "NAME",
     "cluster_role_rules",
     "deploy_files",
     "install_manifests",
+    "lease_role_rules",
+    "validate_namespace",
 ]
 
 NAME = "t9k-operator"
@@ -40,12 +52,30 @@ DEFAULT_IMAGE = f"t9k-operator:{__version__}"
 DEFAULT_NAMESPACE = "t9k-system"
 HEALTH_PORT = 8081
 
+LEASE_ROLE = f"{NAME}-leader-election"
+"""The Role (in the operator's namespace) for its leader-election Lease, named `NAME`."""
+
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/version": __version__}
-_CHILD_VERBS = ["list", "watch", "create", "update", "delete"]
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def validate_namespace(value: str, what: str = "namespace") -> str:
+    """`value` if it can name a namespace (a DNS-1123 label), else ValueError saying why."""
+    if not value.strip():
+        raise ValueError(f"{what} must not be empty")
+    if len(value) > 63 or not _DNS1123_LABEL.fullmatch(value):
+        raise ValueError(
+            f"{what} {value!r} is not a valid namespace name: it must be a DNS-1123 label, at"
+            " most 63 characters of lowercase letters, digits and '-', starting and ending with"
+            " a letter or digit (e.g. 't9k-system')"
+        )
+    return value
 
 
 def cluster_role_rules() -> list[dict[str, Any]]:
-    """The operator's permissions: no wildcards, only the verbs it uses."""
+    """The operator's permissions on jobs and their children: no wildcards, only the verbs it
+    uses. A ClusterRole with them, or a Role in the one namespace a namespace-scoped operator
+    watches. The Lease is separate (`lease_role_rules`)."""
     jobs = sorted(cls.PLURAL for cls in models.JOB_KINDS.values())
     return [
         {"apiGroups": [models.GROUP], "resources": jobs, "verbs": ["list", "watch"]},
@@ -61,20 +91,35 @@ def cluster_role_rules() -> list[dict[str, Any]]:
         },
         {
             "apiGroups": [""],
-            "resources": ["configmaps", "pods", "secrets", "services"],
-            "verbs": list(_CHILD_VERBS),
+            "resources": ["pods", "secrets"],
+            "verbs": ["get", "list", "watch", "create", "delete"],
+        },
+        {
+            "apiGroups": [""],
+            "resources": ["configmaps", "services"],
+            "verbs": ["get", "list", "watch", "create", "update", "delete"],
         },
         {
             "apiGroups": ["scheduler.tensorstack.dev"],
             "resources": ["podgroups"],
-            "verbs": list(_CHILD_VERBS),
+            "verbs": ["get", "list", "watch", "create", "update", "delete"],
         },
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+    ]
+
+
+def lease_role_rules(lease_name: str = NAME) -> list[dict[str, Any]]:
+    """Leader election, for a Role in the operator's namespace: read and renew the one Lease;
+    create it (`create` cannot be limited by `resourceNames`: the object has no name yet when
+    RBAC decides, so this rule allows creating any Lease in that namespace)."""
+    return [
         {
             "apiGroups": ["coordination.k8s.io"],
             "resources": ["leases"],
-            "verbs": ["get", "create", "update"],
+            "resourceNames": [lease_name],
+            "verbs": ["get", "update"],
         },
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
     ]
 
 
@@ -86,7 +131,7 @@ def _metadata(name: str, namespace: str | None = None) -> dict[str, Any]:
     return meta
 
 
-def _deployment(image: str, namespace: str) -> dict[str, Any]:
+def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict[str, Any]:
     probe = {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 10}
     selector = {"app.kubernetes.io/name": NAME}
     return {
@@ -118,6 +163,7 @@ def _deployment(image: str, namespace: str) -> dict[str, Any]:
                                 "--leader-elect",
                                 f"--health-port={HEALTH_PORT}",
                                 "--log-format=json",
+                                *([f"--namespace={watch_namespace}"] if watch_namespace else []),
                             ],
                             "env": [
                                 {
@@ -150,40 +196,60 @@ def _deployment(image: str, namespace: str) -> dict[str, Any]:
     }
 
 
-def install_manifests(
-    image: str = DEFAULT_IMAGE, namespace: str = DEFAULT_NAMESPACE
+def _role(
+    kind: str, name: str, namespace: str | None, rules: list[dict[str, Any]], sa_namespace: str
 ) -> list[dict[str, Any]]:
-    """The operator's install, in apply order (see the module docstring)."""
+    """A (Cluster)Role with `rules` and its (Cluster)RoleBinding to the operator's account."""
+    rbac = "rbac.authorization.k8s.io"
+    return [
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": kind,
+            "metadata": _metadata(name, namespace),
+            "rules": rules,
+        },
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": f"{kind}Binding",
+            "metadata": _metadata(name, namespace),
+            "roleRef": {"apiGroup": rbac, "kind": kind, "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": sa_namespace}],
+        },
+    ]
+
+
+def install_manifests(
+    image: str = DEFAULT_IMAGE,
+    namespace: str = DEFAULT_NAMESPACE,
+    *,
+    watch_namespace: str | None = None,
+) -> list[dict[str, Any]]:
+    """The operator's install, in apply order (see the module docstring).
+
+    `namespace` is where the operator runs (and its Lease lives). With `watch_namespace` the
+    operator reconciles only the jobs of that namespace (it may be `namespace` itself) and its
+    permissions are a Role and RoleBinding there: it cannot read or touch anything in any other
+    namespace. That namespace must exist before the install is applied.
+    """
     if not image.strip():
         raise ValueError("image must not be empty")
-    if not namespace.strip():
-        raise ValueError("namespace must not be empty")
+    validate_namespace(namespace)
+    if watch_namespace is not None:
+        validate_namespace(watch_namespace, "watch namespace")
+        work = _role("Role", NAME, watch_namespace, cluster_role_rules(), namespace)
+    else:
+        work = _role("ClusterRole", NAME, None, cluster_role_rules(), namespace)
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": _metadata(namespace)},
         *crds.generate_crds(),
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(NAME, namespace)},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": _metadata(NAME),
-            "rules": cluster_role_rules(),
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": _metadata(NAME),
-            "roleRef": {
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": NAME,
-            },
-            "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": namespace}],
-        },
-        _deployment(image, namespace),
+        *work,
+        *_role("Role", LEASE_ROLE, namespace, lease_role_rules(), namespace),
+        _deployment(image, namespace, watch_namespace),
     ]
 
 
-_RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding")
+_RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 _GENERATED = (
     "# Generated from t9k_sdk/install.py (install_manifests with the defaults); do not edit.\n"
     "# Regenerate: T9K_REGENERATE=1 pytest tests/operator/test_install.py\n"
@@ -194,7 +260,8 @@ def deploy_files(image: str = DEFAULT_IMAGE, namespace: str = DEFAULT_NAMESPACE)
     """`operator/deploy/` without the CRDs (those are in `crds/`): file name -> YAML.
 
     `kubectl apply -R -f operator/deploy/` reads `crds/`, then `operator.yaml` (Namespace,
-    ServiceAccount, Deployment), then `rbac.yaml` (ClusterRole, ClusterRoleBinding).
+    ServiceAccount, Deployment), then `rbac.yaml` (ClusterRole, ClusterRoleBinding, and the
+    Role and RoleBinding of the Lease).
     """
     objects = [
         m for m in install_manifests(image, namespace) if m["kind"] != "CustomResourceDefinition"

@@ -28,6 +28,7 @@ from t9k_operator.leader import LeaderElector, LeaseSettings, default_identity
 from t9k_operator.logs import fields
 from t9k_operator.resources import JOB_RESOURCES
 from t9k_sdk import __version__
+from t9k_sdk.install import validate_namespace
 from t9k_sdk.reconcile import reconcile as core_reconcile
 
 __all__ = ["build_parser", "main"]
@@ -55,6 +56,13 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+def _namespace(text: str) -> str:
+    try:
+        return validate_namespace(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _positive_float(text: str) -> float:
@@ -85,7 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--burst", type=_positive_int, default=100, help="API request burst (default 100)"
     )
     work = parser.add_argument_group("reconciling")
-    work.add_argument("--namespace", help="watch only this namespace (default: all namespaces)")
+    work.add_argument(
+        "--namespace",
+        type=_namespace,
+        help="watch only this namespace (default: all namespaces)",
+    )
     work.add_argument(
         "--workers", type=_positive_int, default=4, help="jobs reconciled at once (default 4)"
     )
@@ -105,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     election.add_argument("--lease-name", default="t9k-operator", help="(default t9k-operator)")
     election.add_argument(
         "--lease-namespace",
+        type=_namespace,
         help="(default: $POD_NAMESPACE, the service account's namespace, or `default`)",
     )
     serving = parser.add_argument_group("health and logs")

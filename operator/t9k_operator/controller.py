@@ -12,6 +12,11 @@
 * After a pass writes, the next pass of that job waits until the caches have seen those writes
   (client-go's "expectations"), so a pass never acts on a view older than its own last writes.
 * Errors and stale writes (409) back off exponentially per job (never a hot loop).
+* A create or update the server refuses for good (`ApiError.permanent`: 422 invalid, 403 quota
+  or policy, ...) is remembered and shown to the core (`Observed.failures`), which puts it on the
+  job; a create that finds a foreign object under the child's name (not controlled by this job's
+  uid) stops the pass, and the object is shown to the core, which reports the conflict. Both back
+  off and are tried again, so fixing the cause (editing the job, removing the object) recovers.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from t9k_operator.resources import (
 )
 from t9k_operator.sshkeys import generate_ssh_key
 from t9k_operator.workqueue import Backoff, WorkQueue
-from t9k_sdk.reconcile import Event, Manifest, Observed, Plan, names
+from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, names, ownership
 
 __all__ = [
     "SSH_KINDS",
@@ -86,6 +91,8 @@ class ClusterApi(WatchSource, Protocol):
 
     def replace_status(self, job: Mapping[str, Any], status: Mapping[str, Any]) -> Manifest: ...
 
+    def get(self, resource: Resource, namespace: str, name: str) -> Manifest | None: ...
+
     def record_events(self, job: Mapping[str, Any], events: Sequence[Event]) -> int: ...
 
 
@@ -108,7 +115,8 @@ class PassResult:
 
     outcome: str
     """"done", "skipped" (job gone or being deleted), "waiting" (caches behind our writes),
-    "conflict" (a stale write; retried soon)."""
+    "conflict" (a stale write; retried soon), "refused" (the server refused a child, or a
+    foreign object holds its name; retried with backoff, and shown on the job next pass)."""
     plan: Plan | None = None
     actions: tuple[str, ...] = ()
 
@@ -169,6 +177,10 @@ class Controller:
             for r in CHILD_RESOURCES
         }
         self._expect: dict[JobKey, _Expectations] = {}
+        # What the next passes must show the core: refused writes, and foreign objects found
+        # under a child's name (kept as metadata only, re-read each pass until they are gone).
+        self._failures: dict[JobKey, dict[tuple[str, str, str], ChildFailure]] = {}
+        self._foreign: dict[JobKey, dict[tuple[str, str], tuple[Resource, Manifest]]] = {}
         self._expect_lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -284,6 +296,13 @@ class Controller:
         if result.outcome == "conflict":  # stale cache: the watch brings the news; back off a bit
             self.queue.add_rate_limited(key)
             return
+        if result.outcome == "refused":  # shown on the job by the next pass; tried again slowly
+            delay = self.queue.add_rate_limited(key)
+            log.warning(
+                "pass refused by the API server; the job shows why",
+                extra=fields(job=job_ref, retry_in=round(delay, 2)),
+            )
+            return
         self.queue.forget(key)
         plan = result.plan
         if plan is not None and plan.requeue_after is not None and not plan.finished:
@@ -296,38 +315,95 @@ class Controller:
         job = informer.store.get(namespace, name) if informer is not None else None
         if job is None or (job.get("metadata") or {}).get("deletionTimestamp"):
             self._clear_expectations(key)
+            with self._expect_lock:
+                self._failures.pop(key, None)
+                self._foreign.pop(key, None)
             return PassResult("skipped")
         if not self._expectations_met(key):
             return PassResult("waiting")
-        observed = self._observe(job)
+        observed = self._observe(key, job)
         self.passes += 1
         plan = self.reconcile_fn(job, observed, now=self._now())
         for note in plan.notes:
             log.debug(note, extra=fields(job=job_key_str(key)))
         return self.execute(key, job, plan)
 
-    def _observe(self, job: Manifest) -> Observed:
+    def _observe(self, key: JobKey, job: Manifest) -> Observed:
+        """The job's children from the caches (by controller uid, never by name or label), plus
+        what the core must know about: refused writes, and foreign objects holding child names
+        (read again from the API server, since the caches only hold objects with our labels)."""
         meta = job.get("metadata") or {}
         uid = str(meta.get("uid") or "")
+        foreign = self._refresh_foreign(key, uid)
 
-        def owned(resource: Resource) -> tuple[Manifest, ...]:
-            return tuple(self.children[resource.kind].store.owned_by(uid))
+        def observed(resource: Resource) -> tuple[Manifest, ...]:
+            mine = self.children[resource.kind].store.owned_by(uid)
+            return (*mine, *foreign.get(resource.kind, ()))
 
-        secrets = owned(SECRETS)
+        secrets = observed(SECRETS)
         ssh_key = None
         if job.get("kind") in SSH_KINDS:
             secret_name = names.ssh_secret_name(str(meta.get("name")))
-            cached = self.children[SECRETS.kind].store.get(str(meta.get("namespace")), secret_name)
-            if cached is None:
+            held = any((s.get("metadata") or {}).get("name") == secret_name for s in secrets)
+            if not held:  # only the job's own Secret (or a foreign one, reported) spares a key
                 ssh_key = self._ssh_keygen()
+        with self._expect_lock:
+            failures = tuple((self._failures.get(key) or {}).values())
         return Observed(
-            pods=owned(PODS),
-            services=owned(SERVICES),
-            config_maps=owned(CONFIG_MAPS),
+            pods=observed(PODS),
+            services=observed(SERVICES),
+            config_maps=observed(CONFIG_MAPS),
             secrets=secrets,
-            pod_groups=owned(POD_GROUPS),
+            pod_groups=observed(POD_GROUPS),
             ssh_key=ssh_key,
+            failures=failures,
         )
+
+    def _refresh_foreign(self, key: JobKey, uid: str) -> dict[str, list[Manifest]]:
+        """Re-read the foreign objects found under child names; forget those now gone or ours."""
+        with self._expect_lock:
+            known = dict(self._foreign.get(key) or {})
+        by_kind: dict[str, list[Manifest]] = {}
+        for (kind, name), (resource, _before) in known.items():
+            current = self.cluster.get(resource, key[1], name)
+            with self._expect_lock:
+                entries = self._foreign.setdefault(key, {})
+                if current is None or ownership.owned_by(current, uid):
+                    entries.pop((kind, name), None)
+                    continue
+                entries[(kind, name)] = (resource, _metadata_only(resource, current))
+            by_kind.setdefault(kind, []).append(_metadata_only(resource, current))
+        with self._expect_lock:
+            if not self._foreign.get(key):
+                self._foreign.pop(key, None)
+        return by_kind
+
+    def _remember_failure(self, key: JobKey, failure: ChildFailure) -> None:
+        with self._expect_lock:
+            failures = self._failures.setdefault(key, {})
+            failures[(failure.action, failure.kind, failure.name)] = failure
+
+    def _prune_failures(self, key: JobKey, plan: Plan) -> None:
+        """Forget refusals of writes the job no longer wants (its spec changed)."""
+        planned = {("create", str(m.get("kind")), _name(m)) for m in plan.create}
+        planned |= {("update", str(u.manifest.get("kind")), _name(u.manifest)) for u in plan.update}
+        with self._expect_lock:
+            failures = self._failures.get(key)
+            if failures is None:
+                return
+            for what in [w for w in failures if w not in planned]:
+                del failures[what]
+            if not failures:
+                del self._failures[key]
+
+    def _forget_failure(self, key: JobKey, action: str, kind: str, name: str) -> None:
+        """The write went through: the job no longer shows its earlier refusal."""
+        with self._expect_lock:
+            failures = self._failures.get(key)
+            if failures is not None:
+                failures.pop((action, kind, name), None)
+                if not failures:
+                    del self._failures[key]
 
     def execute(self, key: JobKey, job: Manifest, plan: Plan) -> PassResult:
         """Carry out `plan`: status, deletes, updates, creates, then events."""
@@ -359,7 +435,13 @@ class Controller:
                 resourceVersion=resource_version(written),
             )
 
+        self._prune_failures(key, plan)
         conflicts = 0
+        refused = False
+        done: set[str] = (
+            set()
+        )  # the creates and deletes carried out, for the Events that report them
+        job_uid = str((job.get("metadata") or {}).get("uid") or "")
         # Once the status is written, its transition Events must be recorded even if a child
         # action below fails: the next pass sees the new status and has no transition left.
         try:
@@ -374,6 +456,8 @@ class Controller:
                 )
                 if deleted and deletion.uid:
                     expect.absent.append((resource, namespace, deletion.name, deletion.uid))
+                if deleted:
+                    done.add(f"delete {deletion.kind}/{deletion.name}")
                 did(
                     "delete" if deleted else "delete (already gone)",
                     f"{deletion.kind}/{deletion.name}",
@@ -388,35 +472,70 @@ class Controller:
                 try:
                     self.cluster.replace(manifest, namespace)
                 except ApiError as err:
+                    if err.permanent:
+                        refused = True
+                        failure = _failure("update", resource, obj_name, err)
+                        self._remember_failure(key, failure)
+                        did("update refused", f"{resource.kind}/{obj_name}", err.message)
+                        continue
                     if not err.conflict:
                         raise
                     conflicts += 1
                     did("update conflict", f"{resource.kind}/{obj_name}", update.reason)
                     continue
+                self._forget_failure(key, "update", resource.kind, obj_name)
                 expect.present.append((resource, namespace, obj_name, resource_version(manifest)))
                 did("update", f"{resource.kind}/{obj_name}", update.reason)
 
+            # Children come before the pods that mount them: the first create that is refused,
+            # or that finds someone else's object under the name, ends the creates.
             for manifest in plan.create:
                 resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
                 obj_name = str((manifest.get("metadata") or {}).get("name"))
-                created = self.cluster.create(manifest, namespace)
+                what = f"{resource.kind}/{obj_name}"
+                try:
+                    created = self.cluster.create(manifest, namespace)
+                except ApiError as err:
+                    if not err.permanent:
+                        raise
+                    refused = True
+                    self._remember_failure(key, _failure("create", resource, obj_name, err))
+                    did("create refused", what, err.message, status=err.status)
+                    break
                 if created is not None:
+                    self._forget_failure(key, "create", resource.kind, obj_name)
                     expect.present.append((resource, namespace, obj_name, ""))
-                did(
-                    "create" if created is not None else "create (exists)",
-                    f"{resource.kind}/{obj_name}",
-                )
+                    done.add(f"create {what}")
+                    did("create", what)
+                    continue
+                existing = self.cluster.get(resource, namespace, obj_name)
+                if existing is None:  # deleted in between: look again next pass
+                    conflicts += 1
+                    did("create (exists, then gone)", what)
+                    break
+                if not ownership.owned_by(existing, job_uid):
+                    refused = True
+                    with self._expect_lock:
+                        self._foreign.setdefault(key, {})[(resource.kind, obj_name)] = (
+                            resource,
+                            _metadata_only(resource, existing),
+                        )
+                    did("create blocked", what, ownership.conflict_message(resource.kind, existing))
+                    break
+                did("create (exists)", what)
         finally:
             if expect.present or expect.absent:
                 with self._expect_lock:
                     self._expect[key] = expect
 
-            if plan.events:
+            # Only what happened: "Created pod x" needs the create of x to have gone through.
+            events = [e for e in plan.events if e.after is None or e.after in done]
+            if events:
                 try:
-                    self.cluster.record_events(job, plan.events)
+                    self.cluster.record_events(job, events)
                 except ApiError as err:  # Events are informative: never block the job on them
                     log.warning("recording events failed: %s", err, extra=fields(job=job_ref))
-                for event in plan.events:
+                for event in events:
                     actions.append(f"event {event.reason}")
                     log.info(
                         "event",
@@ -425,7 +544,8 @@ class Controller:
                         ),
                     )
 
-        return PassResult("conflict" if conflicts else "done", plan, tuple(actions))
+        outcome = "refused" if refused else "conflict" if conflicts else "done"
+        return PassResult(outcome, plan, tuple(actions))
 
     # --- expectations -----------------------------------------------------------------------
 
@@ -466,6 +586,32 @@ class Controller:
     def _store(self, resource: Resource) -> Any:
         informer = self.jobs.get(resource.kind) or self.children[resource.kind]
         return informer.store
+
+
+def _failure(action: str, resource: Resource, name: str, err: ApiError) -> ChildFailure:
+    return ChildFailure(
+        "create" if action == "create" else "update",
+        resource.kind,
+        name,
+        err.status,
+        err.reason,
+        err.message,
+    )
+
+
+def _name(manifest: Mapping[str, Any]) -> str:
+    return str((manifest.get("metadata") or {}).get("name"))
+
+
+def _metadata_only(resource: Resource, obj: Mapping[str, Any]) -> Manifest:
+    """A foreign object as the core needs it: never keep someone else's data or keys."""
+    meta = obj.get("metadata") or {}
+    keep = ("name", "namespace", "uid", "resourceVersion", "ownerReferences", "labels")
+    return {
+        "apiVersion": resource.api_version,
+        "kind": resource.kind,
+        "metadata": {k: meta[k] for k in keep if k in meta},
+    }
 
 
 def _job_key(job: Mapping[str, Any]) -> JobKey:

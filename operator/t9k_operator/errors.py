@@ -42,3 +42,13 @@ class ApiError(Exception):
     @property
     def forbidden(self) -> bool:
         return self.status == 403
+
+    @property
+    def permanent(self) -> bool:
+        """The server refused the request itself, so sending it again will not help until
+        something changes (the job, a quota, a policy, an installed API): 400 Bad Request,
+        403 Forbidden (quota, admission policy, missing permission), 404 Not Found (namespace or
+        API gone), 413, 422 Invalid, and any other 4xx. Timeouts (408), conflicts and
+        AlreadyExists (409), 410 and 429 Too Many Requests pass by themselves, as 5xx and
+        connection errors (status 0) do."""
+        return 400 <= self.status < 500 and self.status not in (408, 409, 410, 429)

@@ -19,6 +19,9 @@ class T9kOperatorArgs(TypedDict, total=False):
     """The operator image (built from operator/Dockerfile); default `t9k-operator:<version>`."""
     namespace: str
     """Namespace of the ServiceAccount and the Deployment; default "t9k-system"."""
+    watch_namespace: str
+    """Reconcile only the jobs of this namespace (which must exist), with a Role there instead
+    of the ClusterRole; default: all namespaces."""
     create_namespace: bool
     """Create (and on destroy delete) the namespace; default True. Set False to install into a
     namespace that exists already and is not this stack's to delete."""
@@ -35,9 +38,11 @@ class T9kOperator(pulumi.ComponentResource):
 
     Children, in order: the Namespace (unless `create_namespace=False`), one
     CustomResourceDefinition per job kind (`crds`; pulumi-kubernetes waits until each is
-    Established), the ServiceAccount, ClusterRole and ClusterRoleBinding, then the Deployment
-    (waited for until its pod is available). The ClusterRole and ClusterRoleBinding are
-    cluster-scoped and named `t9k-operator`: one operator install per cluster.
+    Established), the ServiceAccount, ClusterRole and ClusterRoleBinding (with
+    `watch_namespace`: a Role and RoleBinding in that namespace), the Role and RoleBinding of
+    the leader-election Lease, then the Deployment (waited for until its pod is available). The
+    ClusterRole and ClusterRoleBinding are cluster-scoped and named `t9k-operator`: one
+    cluster-wide operator install per cluster.
     """
 
     crds: dict[str, k8s.apiextensions.v1.CustomResourceDefinition]
@@ -45,8 +50,13 @@ class T9kOperator(pulumi.ComponentResource):
     namespace: pulumi.Output[str]
     """The namespace the operator runs in."""
     service_account: k8s.core.v1.ServiceAccount
-    cluster_role: k8s.rbac.v1.ClusterRole
-    cluster_role_binding: k8s.rbac.v1.ClusterRoleBinding
+    cluster_role: k8s.rbac.v1.ClusterRole | None
+    """None with `watch_namespace` (then `roles` holds the Role in that namespace)."""
+    cluster_role_binding: k8s.rbac.v1.ClusterRoleBinding | None
+    roles: list[k8s.rbac.v1.Role]
+    """The Roles: the Lease's in the operator's namespace, and with `watch_namespace` the
+    operator's permissions there."""
+    role_bindings: list[k8s.rbac.v1.RoleBinding]
     deployment: k8s.apps.v1.Deployment
     manifests: list[dict[str, Any]]
     """What was installed: `install_manifests(image, namespace)`."""
@@ -66,8 +76,9 @@ class T9kOperator(pulumi.ComponentResource):
             )
         image = given.get("image", install.DEFAULT_IMAGE)
         namespace = given.get("namespace", install.DEFAULT_NAMESPACE)
-        # Validates image and namespace (non-empty) before anything is registered.
-        self.manifests = install.install_manifests(image, namespace)
+        watch = given.get("watch_namespace")
+        # Validates image and namespaces before anything is registered.
+        self.manifests = install.install_manifests(image, namespace, watch_namespace=watch)
         super().__init__("t9k:operator:T9kOperator", resource_name, {}, opts)
 
         by_kind: dict[str, list[dict[str, Any]]] = {}
@@ -107,27 +118,55 @@ class T9kOperator(pulumi.ComponentResource):
         self.service_account = k8s.core.v1.ServiceAccount(
             f"{resource_name}-service-account", metadata=in_namespace(sa["metadata"]), opts=child()
         )
-        role = by_kind["ClusterRole"][0]
-        self.cluster_role = k8s.rbac.v1.ClusterRole(
-            f"{resource_name}-cluster-role",
-            metadata=role["metadata"],
-            rules=role["rules"],
-            opts=child(),
-        )
-        binding = by_kind["ClusterRoleBinding"][0]
-        self.cluster_role_binding = k8s.rbac.v1.ClusterRoleBinding(
-            f"{resource_name}-cluster-role-binding",
-            metadata=binding["metadata"],
-            role_ref=binding["roleRef"],
-            subjects=[{**s, "namespace": ns_name} for s in binding["subjects"]],
-            opts=child(self.cluster_role, self.service_account),
-        )
+        subjects = [{"kind": "ServiceAccount", "name": install.NAME, "namespace": ns_name}]
+        self.cluster_role = self.cluster_role_binding = None
+        bindings: list[pulumi.Resource] = []
+        for role in by_kind.get("ClusterRole", ()):
+            self.cluster_role = k8s.rbac.v1.ClusterRole(
+                f"{resource_name}-cluster-role",
+                metadata=role["metadata"],
+                rules=role["rules"],
+                opts=child(),
+            )
+            binding = by_kind["ClusterRoleBinding"][0]
+            self.cluster_role_binding = k8s.rbac.v1.ClusterRoleBinding(
+                f"{resource_name}-cluster-role-binding",
+                metadata=binding["metadata"],
+                role_ref=binding["roleRef"],
+                subjects=subjects,
+                opts=child(self.cluster_role, self.service_account),
+            )
+            bindings.append(self.cluster_role_binding)
+
+        def role_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+            # In the operator's namespace: after it is created (the watched one must exist).
+            return in_namespace(metadata) if metadata["namespace"] == namespace else metadata
+
+        self.roles, self.role_bindings = [], []
+        for role, binding in zip(by_kind["Role"], by_kind["RoleBinding"], strict=True):
+            made = k8s.rbac.v1.Role(
+                f"{resource_name}-role-{role['metadata']['name']}",
+                metadata=role_metadata(role["metadata"]),
+                rules=role["rules"],
+                opts=child(),
+            )
+            self.roles.append(made)
+            self.role_bindings.append(
+                k8s.rbac.v1.RoleBinding(
+                    f"{resource_name}-role-binding-{binding['metadata']['name']}",
+                    metadata=role_metadata(binding["metadata"]),
+                    role_ref=binding["roleRef"],
+                    subjects=subjects,
+                    opts=child(made, self.service_account),
+                )
+            )
+        bindings.extend(self.role_bindings)
         deployment = by_kind["Deployment"][0]
         self.deployment = k8s.apps.v1.Deployment(
             f"{resource_name}-deployment",
             metadata=in_namespace(deployment["metadata"]),
             spec=deployment["spec"],
-            opts=child(self.cluster_role_binding, *self.crds.values()),
+            opts=child(*bindings, *self.crds.values()),
         )
         self.register_outputs(
             {

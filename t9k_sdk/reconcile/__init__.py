@@ -11,9 +11,18 @@ still never imports the operator.
 
 from t9k_sdk.reconcile.core import reconcile, restart_allowed
 from t9k_sdk.reconcile.desired import Children, desired_children
-from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Plan, Update
+from t9k_sdk.reconcile.types import (
+    ChildFailure,
+    Deletion,
+    Event,
+    Manifest,
+    Observed,
+    Plan,
+    Update,
+)
 
 __all__ = [
+    "ChildFailure",
     "Children",
     "Deletion",
     "Event",

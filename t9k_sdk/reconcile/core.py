@@ -33,6 +33,7 @@ from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
 from t9k_sdk.models._base import _format_time
+from t9k_sdk.reconcile import ownership
 from t9k_sdk.reconcile import status as st
 from t9k_sdk.reconcile.desired import KindRules, Mode, ReplicaGroup, Slot, rules_for
 from t9k_sdk.reconcile.observe import PodView, observe_pod
@@ -42,6 +43,8 @@ __all__ = ["reconcile", "restart_allowed"]
 
 _FINISHED = (ReplicaPhase.SUCCEEDED.value, ReplicaPhase.FAILED.value)
 DEADLINE_EXCEEDED = "DeadlineExceeded"
+CONFLICT_RECHECK_SECONDS = 30.0
+"""How often a job blocked by a foreign object looks again (its removal wakes no watch of ours)."""
 
 
 def restart_allowed(group: ReplicaGroup, outcome: str, exit_code: int | None, used: int) -> bool:
@@ -121,10 +124,32 @@ class _Pass:
             }
         )
         self.backoff = int(self.prev.get("backoffCount") or 0)
+        # Ownership is the controller owner reference's uid, never a name or a label: anything
+        # else is foreign, and is never counted, changed, deleted or mounted.
+        self.uid = job.metadata.uid or ""
+        self.foreign: list[tuple[str, Mapping[str, Any]]] = []
         self.pods: dict[str, PodView] = {}
         for p in observed.pods:
+            if not ownership.owned_by(p, self.uid):
+                self.foreign.append(("Pod", p))
+                continue
             view = observe_pod(p)
             self.pods[view.name] = view
+        self.others_by_kind: dict[str, list[Mapping[str, Any]]] = {}
+        for kind, objs in (
+            ("Service", observed.services),
+            ("ConfigMap", observed.config_maps),
+            ("Secret", observed.secrets),
+            ("PodGroup", observed.pod_groups),
+        ):
+            mine = self.others_by_kind.setdefault(kind, [])
+            for obj in objs:
+                if ownership.owned_by(obj, self.uid):
+                    mine.append(obj)
+                else:
+                    self.foreign.append((kind, obj))
+        self.conflicts: list[tuple[str, Mapping[str, Any]]] = []
+        self.blocked = False
         self.create: list[Manifest] = []
         self.update: list[Update] = []
         self.delete: list[Deletion] = []
@@ -157,6 +182,7 @@ class _Pass:
         slots = self.rules.slots()
         run_mode = self.rules.run_mode()
         paused = run_mode.pause_enabled
+        self._find_conflicts(slots, terminal)
         if terminal:
             self._finished_pass(slots)
         else:
@@ -190,7 +216,61 @@ class _Pass:
                     requeue = remaining
             if outcome is not None:
                 self._clean_up(slots, hard_stop=outcome[1] == DEADLINE_EXCEEDED)
+        if self.blocked:
+            requeue = min(requeue or CONFLICT_RECHECK_SECONDS, CONFLICT_RECHECK_SECONDS)
         return self._plan(slots, outcome, terminal, paused, requeue)
+
+    def _desired_others(self) -> list[Manifest]:
+        desired: list[Manifest] = [
+            *self.rules.services(),
+            *self.rules.config_maps(),
+            *self.rules.secrets(self.observed.ssh_key),
+        ]
+        group = self.rules.pod_group()
+        if group is not None:
+            desired.append(group)
+        return desired
+
+    def _find_conflicts(self, slots: list[Slot], terminal: bool) -> None:
+        """Foreign objects holding a name the job needs block every new child of the job."""
+        if not self.foreign:
+            return
+        needed = {("Pod", s.name) for s in slots}
+        needed |= {(m["kind"], m["metadata"]["name"]) for m in self._desired_others()}
+        self.conflicts = sorted(
+            (
+                (kind, obj)
+                for kind, obj in self.foreign
+                if (kind, (obj.get("metadata") or {}).get("name")) in needed
+            ),
+            key=lambda c: (c[0], str((c[1].get("metadata") or {}).get("name"))),
+        )
+        self.blocked = bool(self.conflicts) and not terminal
+        for kind, obj in self.conflicts:
+            self.notes.append(f"blocked: {ownership.conflict_message(kind, obj)}")
+
+    def _problem(self) -> tuple[str, str] | None:
+        """(reason, message) of what keeps the job from getting its children, if anything."""
+        if self.blocked:
+            found = "; ".join(ownership.conflict_message(k, o) for k, o in self.conflicts)
+            return (
+                "NameConflict",
+                f"{found}. The job creates no more children until that object is deleted or"
+                " renamed (or delete this job and create it with another name).",
+            )
+        planned = {("create", m["kind"], m["metadata"]["name"]) for m in self.create}
+        planned |= {
+            ("update", u.manifest["kind"], u.manifest["metadata"]["name"]) for u in self.update
+        }
+        failures = [
+            f
+            for f in sorted(self.observed.failures, key=lambda f: (f.kind, f.name))
+            if (f.action, f.kind, f.name) in planned
+        ]
+        if not failures:
+            return None
+        reason = "CreateFailed" if failures[0].action == "create" else "UpdateFailed"
+        return reason, "; ".join(ownership.failure_message(f) for f in failures)
 
     def _active_since(self) -> datetime:
         """When the deadline's clock started: the job's first pass (its Initialized condition),
@@ -238,6 +318,10 @@ class _Pass:
         prev = self.prev_entries.get(slot.name)
         group = self.rules.group(slot.replica_type)
         prev_finished = prev is not None and prev.get("phase") in _FINISHED
+        if pod is None and self.blocked:  # a foreign object holds a name: create nothing
+            if prev is not None:
+                self.entries[slot.name] = prev
+            return
         if pod is None:
             if prev is not None and prev_finished:
                 outcome = str(prev["phase"])
@@ -250,16 +334,23 @@ class _Pass:
                             "Normal",
                             "RestartedPod",
                             f"Recreated pod {slot.name} after it {_ended(outcome, code)}",
+                            after=f"create Pod/{slot.name}",
                         )
                     )
                 else:
                     self._finished_for_good(slot, prev, outcome, code)
             else:
                 self._create_pod(slot, mode, "missing")
-                if prev is None or prev.get("phase") != ReplicaPhase.CREATING.value:
-                    self.events.append(
-                        Event("Normal", "SuccessfulCreatePod", f"Created pod: {slot.name}")
+                # Recorded by the operator only once the create went through (a refused create
+                # is planned again, and so is its Event).
+                self.events.append(
+                    Event(
+                        "Normal",
+                        "SuccessfulCreatePod",
+                        f"Created pod: {slot.name}",
+                        after=f"create Pod/{slot.name}",
                     )
+                )
             return
         if pod.terminating:
             if prev is not None and prev_finished and prev.get("uid") == pod.uid:
@@ -280,7 +371,14 @@ class _Pass:
         if why is not None:
             self.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, "relaunch"))
             self.notes.append(f"delete pod {pod.name}: {why}")
-            self.events.append(Event("Normal", "Relaunching", f"Relaunching pod {pod.name}: {why}"))
+            self.events.append(
+                Event(
+                    "Normal",
+                    "Relaunching",
+                    f"Relaunching pod {pod.name}: {why}",
+                    after=f"delete Pod/{pod.name}",
+                )
+            )
             return
         if pod.finished:
             outcome = pod.phase.value
@@ -298,6 +396,7 @@ class _Pass:
                         "RestartingPod",
                         f"Pod {pod.name} {_ended(outcome, pod.exit_code)};"
                         f" restarting it ({group.policy.value} policy)",
+                        after=f"delete Pod/{pod.name}",
                     )
                 )
             else:
@@ -382,12 +481,18 @@ class _Pass:
                         "Normal",
                         "CleanUpPod",
                         f"Deleted pod {name}: the job ran past runPolicy.activeDeadlineSeconds",
+                        after=f"delete Pod/{name}",
                     )
                 )
                 continue
             self.notes.append(f"delete pod {name}: clean-up after the job finished")
             self.events.append(
-                Event("Normal", "CleanUpPod", f"Deleted pod {name} after the job finished")
+                Event(
+                    "Normal",
+                    "CleanUpPod",
+                    f"Deleted pod {name} after the job finished",
+                    after=f"delete Pod/{name}",
+                )
             )
 
     def _delete_orphans(self, wanted: set[str]) -> None:
@@ -399,20 +504,8 @@ class _Pass:
     # -- services, config maps, secrets, pod groups -------------------------------------------------
 
     def _other_children(self, terminal: bool) -> None:
-        observed_by_kind = {
-            "Service": self.observed.services,
-            "ConfigMap": self.observed.config_maps,
-            "Secret": self.observed.secrets,
-            "PodGroup": self.observed.pod_groups,
-        }
-        desired: list[Manifest] = [
-            *self.rules.services(),
-            *self.rules.config_maps(),
-            *self.rules.secrets(self.observed.ssh_key),
-        ]
-        group = self.rules.pod_group()
-        if group is not None:
-            desired.append(group)
+        observed_by_kind = self.others_by_kind  # only the job's own: foreign ones are never touched
+        desired = self._desired_others()
         wanted: dict[tuple[str, str], Manifest] = {
             (m["kind"], m["metadata"]["name"]): m for m in desired
         }
@@ -442,7 +535,7 @@ class _Pass:
         for (kind, name), manifest in wanted.items():
             if kind == "Secret" and manifest.get("data") is None:
                 continue  # no key material yet: the operator supplies a key pair next pass
-            if not terminal:
+            if not terminal and not self.blocked:
                 first.append(manifest)
                 self.notes.append(f"create {kind.lower()} {name}")
         self.create[:0] = first  # before the pods that mount or need them
@@ -481,6 +574,7 @@ class _Pass:
             paused=paused,
             debug=self.rules.run_mode().debug_enabled,
             now=self.now,
+            problem=self._problem(),
         )
         status: dict[str, Any] = {
             **self.prev,

@@ -124,8 +124,14 @@ def phase_and_conditions(
     paused: bool,
     debug: bool,
     now: datetime,
+    problem: tuple[str, str] | None = None,
 ) -> tuple[str, list[dict[str, Any]], list[Event]]:
-    """The new phase, the new conditions, and the events of the transitions."""
+    """The new phase, the new conditions, and the events of the transitions.
+
+    `problem` is (reason, message) of what keeps the job from getting its children (a name held
+    by a foreign object, a create the API server refused): it becomes `Running=False` with that
+    reason and message, and a Warning Event when it first appears or changes.
+    """
     prev_phase = prev.get("phase")
     conditions = Conditions(prev.get("conditions"), now)
     events: list[Event] = []
@@ -199,7 +205,11 @@ def phase_and_conditions(
             phase = JobPhase.RUNNING.value  # a replica restarting does not make the job pending
         else:
             phase = JobPhase.PENDING.value
-        if all_running:
+        if problem is not None:
+            conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, *problem)
+            if _running(prev) != problem:
+                events.append(Event("Warning", *problem))
+        elif all_running:
             conditions.set(JobConditionType.RUNNING, ConditionStatus.TRUE, "-", RUNNING_OK)
         elif issue is not None:
             conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, *issue)
@@ -230,6 +240,14 @@ def phase_and_conditions(
     if phase != prev_phase:
         events.append(Event("Normal", phase, f"The job is {phase.lower()}."))
     return phase, conditions.wire(), events
+
+
+def _running(status: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(reason, message) of the Running condition."""
+    for c in status.get("conditions") or ():
+        if c.get("type") == JobConditionType.RUNNING.value:
+            return str(c.get("reason")), str(c.get("message"))
+    return None
 
 
 def _reason(status: Mapping[str, Any]) -> str | None:

@@ -11,18 +11,38 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Deletion", "Event", "Manifest", "Observed", "Plan", "Update"]
+__all__ = ["ChildFailure", "Deletion", "Event", "Manifest", "Observed", "Plan", "Update"]
 
 Manifest = dict[str, Any]
 """A Kubernetes object as a camelCase dict."""
 
 
 @dataclass(frozen=True)
+class ChildFailure:
+    """The API server refused to create or update one of a job's children, for a reason that
+    retrying the same request will not fix (400, 403, 404, 413, 422: an invalid object, a quota or
+    policy rejection, a missing API). The operator remembers it and shows it to the core, which
+    puts it on the job."""
+
+    action: Literal["create", "update"]
+    kind: str
+    name: str
+    status: int
+    """The HTTP status of the refusal."""
+    reason: str
+    """The server's reason (`Invalid`, `Forbidden`, ...)."""
+    message: str
+    """The server's message, quoted to the user as is."""
+
+
+@dataclass(frozen=True)
 class Observed:
     """What exists for one job, as the API server returned it (raw dicts).
 
-    Only objects controlled by the job (controller owner reference with the job's uid) belong
-    here; the operator filters them. Order does not matter.
+    The job's children (controller owner reference with the job's uid), and objects that occupy
+    a name the job needs but belong to someone else (another owner, or none). The core decides
+    ownership by that uid alone (never by labels or names): it never updates, deletes, counts
+    or mounts an object it does not own, and reports a conflict instead. Order does not matter.
     """
 
     pods: tuple[Mapping[str, Any], ...] = ()
@@ -33,6 +53,8 @@ class Observed:
     ssh_key: tuple[str, str] | None = None
     """A fresh (private key PEM, public key OpenSSH) pair the shell generated, used only if the
     job needs an SSH secret and none exists yet (key generation is random, so it is an input)."""
+    failures: tuple[ChildFailure, ...] = ()
+    """Creates and updates the API server refused in earlier passes (and not yet done since)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +85,9 @@ class Event:
     type: Literal["Normal", "Warning"]
     reason: str
     message: str
+    after: str | None = None
+    """The action this Event reports, as `"create Pod/<name>"` or `"delete Pod/<name>"`: the
+    Event is recorded only if that action was carried out (a refused create claims nothing)."""
 
 
 @dataclass(frozen=True)

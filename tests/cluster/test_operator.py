@@ -209,17 +209,20 @@ def test_the_install_cluster_role_is_enough_to_run_jobs(
     namespace: str,
     tmp_path: Path,
 ) -> None:
-    """The operator runs as a service account bound to exactly the ClusterRole of the install."""
+    """The operator runs as a service account bound to exactly the roles of the install: the
+    ClusterRole (renamed for this test) and the Lease's Role in its namespace."""
     suffix = uuid.uuid4().hex[:6]
     role_name = f"t9k-operator-test-{suffix}"
     manifests = {m["kind"]: m for m in install_manifests(namespace=namespace)}
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    rbac.create_namespaced_role(namespace, manifests["Role"])
+    rbac.create_namespaced_role_binding(namespace, manifests["RoleBinding"])
     role = {**manifests["ClusterRole"], "metadata": {"name": role_name}}
     binding = {
         **manifests["ClusterRoleBinding"],
         "metadata": {"name": role_name},
         "roleRef": {**manifests["ClusterRoleBinding"]["roleRef"], "name": role_name},
     }
-    rbac = client.RbacAuthorizationV1Api(api_client)
     core_v1.create_namespaced_service_account(namespace, manifests["ServiceAccount"])
     rbac.create_cluster_role(role)
     try:
@@ -271,6 +274,8 @@ def test_the_whole_install_is_accepted_by_the_api_server(api_client: client.ApiC
             "ServiceAccount": "serviceaccounts",
             "ClusterRole": "clusterroles",
             "ClusterRoleBinding": "clusterrolebindings",
+            "Role": "roles",
+            "RoleBinding": "rolebindings",
             "Deployment": "deployments",
         }[manifest["kind"]]
         root = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"

@@ -156,7 +156,7 @@ def test_the_deepspeed_example_installs_the_operator_and_runs_a_job(
     ex.config("awaitPhase", "Succeeded")
     ex.config("simulateRunSeconds", "2")
     out = ex.up()
-    assert "+ 12 created" in out
+    assert "+ 14 created" in out
     outputs = ex.outputs()
     assert outputs == {
         "operatorNamespace": operator_ns,
@@ -171,10 +171,12 @@ def test_the_deepspeed_example_installs_the_operator_and_runs_a_job(
     rbac = client.RbacAuthorizationV1Api(api_client)
     binding = rbac.read_cluster_role_binding("t9k-operator")
     assert [(s.name, s.namespace) for s in binding.subjects] == [("t9k-operator", operator_ns)]
+    lease = rbac.read_namespaced_role_binding("t9k-operator-leader-election", operator_ns)
+    assert [(s.name, s.namespace) for s in lease.subjects] == [("t9k-operator", operator_ns)]
     assert phases(custom, ns, {"bert": "DeepSpeedJob"}) == {"bert": "Succeeded"}
     assert set(pods_of(core_v1, ns, "bert")) == {"bert-worker-0", "bert-worker-1"}
 
-    assert "- 12 deleted" in ex.destroy()
+    assert "- 14 deleted" in ex.destroy()
     assert gone(lambda: read_job(custom, ns, "bert", "DeepSpeedJob"))
     assert gone(lambda: core_v1.read_namespace(operator_ns))  # provider waited for it
     assert gone(lambda: rbac.read_cluster_role("t9k-operator"))

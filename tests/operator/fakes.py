@@ -69,6 +69,8 @@ class FakeCluster:
         self.calls: list[tuple[str, str]] = []
         self.fail: dict[str, ApiError] = {}
         self.existing: set[str] = set()
+        self.objects: dict[str, dict[str, Any]] = {}
+        """What `get` finds, by "Kind/name": what was created, and what a test puts there."""
         self.events: list[Event] = []
         self.rv = 200
 
@@ -116,10 +118,16 @@ class FakeCluster:
         name = f"{manifest['kind']}/{manifest['metadata']['name']}"
         self.calls.append(("create", name))
         self._maybe_fail("create")
-        if name in self.existing:
+        if name in self.existing or name in self.objects:
             return None
         self.existing.add(name)
+        self.objects[name] = dict(manifest)
         return dict(manifest)
+
+    def get(self, resource: Resource, namespace: str, name: str) -> dict[str, Any] | None:
+        self.calls.append(("get", f"{resource.kind}/{name}"))
+        self._maybe_fail("get")
+        return self.objects.get(f"{resource.kind}/{name}")
 
     def record_events(self, job: Mapping[str, Any], events: Sequence[Event]) -> int:
         self.calls.append(("events", ",".join(e.reason for e in events)))

@@ -29,7 +29,15 @@ def test_flag_defaults() -> None:
 
 
 @pytest.mark.parametrize(
-    "argv", [["--workers", "0"], ["--qps", "0"], ["--burst", "-1"], ["--log-format", "xml"]]
+    "argv",
+    [
+        ["--workers", "0"],
+        ["--qps", "0"],
+        ["--burst", "-1"],
+        ["--log-format", "xml"],
+        ["--namespace", "Team_A"],
+        ["--lease-namespace", "ops.system"],
+    ],
 )
 def test_nonsense_flags_exit_with_usage_status(
     argv: list[str], capsys: pytest.CaptureFixture[str]

@@ -20,7 +20,7 @@ from t9k_operator.controller import Controller
 from t9k_operator.errors import ApiError
 from t9k_operator.leader import LeaderElector, LeaseSettings
 from t9k_operator.resources import CHILD_RESOURCES, JOB_RESOURCES, PODS
-from t9k_sdk.install import cluster_role_rules, install_manifests
+from t9k_sdk.install import cluster_role_rules, install_manifests, lease_role_rules
 from t9k_sdk.reconcile import Deletion, Event, Plan, Update
 from tests.operator.fakes import job
 
@@ -87,6 +87,8 @@ class FakeApiClient:
                     "metadata": {"resourceVersion": "42"},
                 }
             )
+        if method == "POST" and f"{path}/{body['metadata'].get('name', '')}" in self.objects:
+            raise status_error(409, "AlreadyExists", "already exists")
         if method in ("POST", "PUT"):
             stored = {
                 **body,
@@ -234,7 +236,8 @@ _PATH = re.compile(
 )
 
 
-def permission(method: str, path: str, query: dict[str, str]) -> tuple[str, str, str]:
+def permission(method: str, path: str, query: dict[str, str]) -> tuple[str, str, str, str]:
+    """(group, resource, verb, name) as RBAC sees a request ("" name for lists and creates)."""
     match = _PATH.match(path)
     assert match, path
     group = match["group"] or ""
@@ -242,27 +245,37 @@ def permission(method: str, path: str, query: dict[str, str]) -> tuple[str, str,
     verb = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}.get(method)
     if verb is None:
         verb = "watch" if query.get("watch") == "true" else ("get" if match["name"] else "list")
-    return group, resource, verb
+    return group, resource, verb, match["name"] or ""
 
 
-def granted() -> set[tuple[str, str, str]]:
+def granted() -> set[tuple[str, str, str, str]]:
+    """(group, resource, verb, name): name "*" where a rule has no resourceNames."""
     return {
-        (group, resource, verb)
-        for rule in cluster_role_rules()
+        (group, resource, verb, name)
+        for rule in [*cluster_role_rules(), *lease_role_rules()]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
         for verb in rule["verbs"]
+        for name in rule.get("resourceNames") or ["*"]
     }
 
 
-IMPLIED = {("batch.tensorstack.dev", f"{r.plural}/finalizers", "update") for r in JOB_RESOURCES}
+def allowed(request: tuple[str, str, str, str], rules: set[tuple[str, str, str, str]]) -> bool:
+    group, resource, verb, name = request
+    return (group, resource, verb, "*") in rules or (group, resource, verb, name) in rules
+
+
+IMPLIED = {
+    ("batch.tensorstack.dev", f"{r.plural}/finalizers", "update", "*") for r in JOB_RESOURCES
+}
 """Not a request of ours: the OwnerReferencesPermissionEnforcement admission plugin requires it
 to create children whose owner reference sets blockOwnerDeletion (the core sets it)."""
 
 
-def operator_requests(api: FakeApiClient) -> set[tuple[str, str, str]]:
+def operator_requests(api: FakeApiClient) -> set[tuple[str, str, str, str]]:
     """Drive the real code paths: the controller's informers and a pass with every kind of
-    action on every child kind, events twice, and leader election twice."""
+    action the core plans on every child kind (the second time every create finds the object),
+    events twice, and leader election twice."""
     cluster = Cluster(api, identity="op-1")
     controller = Controller(cluster, lambda *a, **k: Plan())
     for informer in controller.informers:
@@ -273,17 +286,23 @@ def operator_requests(api: FakeApiClient) -> set[tuple[str, str, str]]:
         {
             "apiVersion": r.api_version,
             "kind": r.kind,
-            "metadata": {"name": f"demo-{r.plural}", "resourceVersion": "1"},
+            "metadata": {
+                "name": f"demo-{r.plural}",
+                "resourceVersion": "1",
+                "ownerReferences": [{"uid": the_job["metadata"]["uid"], "controller": True}],
+            },
         }
         for r in CHILD_RESOURCES
     ]
+    # The core replaces pods and never changes a Secret's key pair: it updates only these.
+    updated = {"Service", "ConfigMap", "PodGroup"}
     plan = Plan(
         status={"phase": "Running"},
         delete=tuple(
             Deletion(c["apiVersion"], c["kind"], c["metadata"]["name"], "uid", "test")
             for c in children
         ),
-        update=tuple(Update(c, "test") for c in children),
+        update=tuple(Update(c, "test") for c in children if c["kind"] in updated),
         create=tuple(children),
         events=(Event("Normal", "Running", "The job is running."),),
     )
@@ -296,10 +315,18 @@ def operator_requests(api: FakeApiClient) -> set[tuple[str, str, str]]:
     return {permission(m, p, q) for m, p, q, _ in api.requests}
 
 
-def test_the_cluster_role_grants_exactly_what_the_operator_requests(api: FakeApiClient) -> None:
+def test_the_roles_grant_exactly_what_the_operator_requests(api: FakeApiClient) -> None:
     used = operator_requests(api)
-    assert used - granted() == set(), "requests the ClusterRole does not allow"
-    assert granted() - used - IMPLIED == set(), "permissions the operator never uses"
+    rules = granted()
+    assert {r for r in used if not allowed(r, rules)} == set(), "requests the roles do not allow"
+    unused = {
+        (g, res, verb, name)
+        for g, res, verb, name in rules - IMPLIED
+        if not any((u[0], u[1], u[2]) == (g, res, verb) and name in ("*", u[3]) for u in used)
+    }
+    assert unused == set(), "permissions the operator never uses"
+    lease_requests = {r for r in used if r[1] == "leases" and r[2] != "create"}
+    assert {r[3] for r in lease_requests} == {"t9k-operator"}
 
 
 def test_the_cluster_role_has_no_wildcards() -> None:

@@ -44,7 +44,15 @@ def make(plan: Plan | None = None, **settings: Any) -> tuple[Controller, FakeClu
 
 
 def pod_manifest(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}}
+    """A pod as the core plans it: controlled by the job (uid `job-uid`)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "ownerReferences": child("Pod", name)["metadata"]["ownerReferences"],
+        },
+    }
 
 
 FULL_PLAN = Plan(
@@ -231,3 +239,128 @@ def test_events_on_children_wake_their_owner_job() -> None:
     woken = {controller.queue.get(timeout=0), controller.queue.get(timeout=0)}
     assert woken == {("GenericJob", "ns", "demo"), ("GenericJob", "ns", "x")}
     assert controller.queue.get(timeout=0) is None
+
+
+def test_a_foreign_ssh_secret_in_the_cache_is_not_taken_for_the_jobs_own() -> None:
+    """A `<job>-ssh` Secret with the operator's labels but another owner: the core still gets a
+    key (so it plans its own Secret, whose create then finds the foreign one and reports it)."""
+    controller, _, core = make()
+    controller.jobs["DeepSpeedJob"].store.put(job(kind="DeepSpeedJob"))
+    controller.children["Secret"].store.put(child("Secret", "demo-ssh", owner_uid="attacker"))
+    controller.reconcile_key(("DeepSpeedJob", "ns", "demo"))
+    ((_, observed),) = core.seen
+    assert observed.secrets == ()
+    assert observed.ssh_key is not None
+
+
+def secret_manifest(name: str) -> dict[str, Any]:
+    return {**pod_manifest(name), "kind": "Secret", "data": {"id_ed25519": "bXk="}}
+
+
+REFUSING_PLAN = Plan(
+    status={"phase": "Pending"},
+    create=(
+        {**pod_manifest("demo"), "kind": "Service"},
+        pod_manifest("demo-worker-0"),
+    ),
+    events=(
+        Event("Normal", "Pending", "The job is pending."),
+        Event(
+            "Normal",
+            "SuccessfulCreatePod",
+            "Created pod: demo-worker-0",
+            "create Pod/demo-worker-0",
+        ),
+    ),
+)
+
+
+def test_a_refused_create_stops_the_creates_claims_nothing_and_reaches_the_core() -> None:
+    controller, cluster, core = make(REFUSING_PLAN, backoff=Backoff(base=0.01, cap=1.0))
+    controller.jobs["GenericJob"].store.put(job())
+    message = 'Service "demo" is invalid: spec.ports[0].port: Invalid value: 70000'
+    cluster.fail["create"] = ApiError(422, "Invalid", message)
+    controller.process(KEY)
+    assert ("create", "Pod/demo-worker-0") not in cluster.calls  # stopped at the refusal
+    assert [e.reason for e in cluster.events] == ["Pending"]  # no "Created pod"
+    assert controller.queue.failures(KEY) == 1  # backs off, no hot loop
+
+    controller._clear_expectations(KEY)
+    controller.reconcile_key(KEY)
+    (failure,) = core.seen[-1][1].failures
+    assert (failure.action, failure.kind, failure.name) == ("create", "Service", "demo")
+    assert (failure.status, failure.reason, failure.message) == (422, "Invalid", message)
+
+    del cluster.fail["create"]  # the job was fixed
+    controller._clear_expectations(KEY)
+    assert controller.reconcile_key(KEY).outcome == "done"
+    assert "SuccessfulCreatePod" in [e.reason for e in cluster.events]
+    controller._clear_expectations(KEY)
+    controller.reconcile_key(KEY)
+    assert core.seen[-1][1].failures == ()  # forgotten once the create went through
+
+
+@pytest.mark.parametrize("status", [500, 503, 429, 0])
+def test_transient_create_errors_are_retried_without_being_put_on_the_job(status: int) -> None:
+    controller, cluster, core = make(REFUSING_PLAN, expectation_timeout=0.0)
+    controller.jobs["GenericJob"].store.put(job())
+    cluster.fail["create"] = ApiError(status, "ServerTimeout")
+    with pytest.raises(ApiError):
+        controller.reconcile_key(KEY)
+    del cluster.fail["create"]
+    controller.reconcile_key(KEY)
+    assert core.seen[-1][1].failures == ()
+
+
+def test_a_create_that_finds_someone_elses_object_stops_and_shows_it_to_the_core() -> None:
+    plan = Plan(
+        create=(secret_manifest("demo-ssh"), pod_manifest("demo-worker-0")),
+        events=(
+            Event(
+                "Normal",
+                "SuccessfulCreatePod",
+                "Created pod: demo-worker-0",
+                "create Pod/demo-worker-0",
+            ),
+        ),
+    )
+    controller, cluster, core = make(plan, backoff=Backoff(base=0.01, cap=1.0))
+    controller.jobs["DeepSpeedJob"].store.put(job(kind="DeepSpeedJob"))
+    planted = secret_manifest("demo-ssh")  # no owner reference, the attacker's key
+    del planted["metadata"]["ownerReferences"]
+    cluster.objects["Secret/demo-ssh"] = planted
+    key = ("DeepSpeedJob", "ns", "demo")
+    controller.process(key)
+    assert ("create", "Pod/demo-worker-0") not in cluster.calls  # nothing mounts it
+    assert cluster.events == []
+    assert controller.queue.failures(key) == 1
+
+    controller.reconcile_key(key)
+    (seen,) = core.seen[-1][1].secrets
+    assert seen["metadata"]["name"] == "demo-ssh"
+    assert "ownerReferences" not in seen["metadata"]
+    assert "data" not in seen  # someone else's keys are never kept
+
+    del cluster.objects["Secret/demo-ssh"]  # removed: forgotten on the next pass
+    controller.reconcile_key(key)
+    assert core.seen[-1][1].secrets == ()
+
+
+def test_a_create_that_finds_the_jobs_own_object_carries_on() -> None:
+    plan = Plan(create=(secret_manifest("demo-ssh"), pod_manifest("demo-worker-0")))
+    controller, cluster, _ = make(plan)
+    controller.jobs["DeepSpeedJob"].store.put(job(kind="DeepSpeedJob"))
+    cluster.objects["Secret/demo-ssh"] = secret_manifest("demo-ssh")  # ours, cache lagging
+    assert controller.reconcile_key(("DeepSpeedJob", "ns", "demo")).outcome == "done"
+    assert ("create", "Pod/demo-worker-0") in cluster.calls
+
+
+def test_a_refusal_is_forgotten_once_the_job_no_longer_wants_that_object() -> None:
+    controller, cluster, core = make(REFUSING_PLAN, expectation_timeout=0.0)
+    controller.jobs["GenericJob"].store.put(job())
+    cluster.fail["create"] = ApiError(422, "Invalid", "bad port")
+    controller.reconcile_key(KEY)
+    core.plan = Plan()  # the job was edited: no service any more
+    controller.reconcile_key(KEY)
+    controller.reconcile_key(KEY)
+    assert core.seen[-1][1].failures == ()

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from t9k_sdk._yaml import load_documents
-from t9k_sdk.install import DEFAULT_IMAGE, deploy_files, install_manifests
+from t9k_sdk.install import DEFAULT_IMAGE, LEASE_ROLE, deploy_files, install_manifests
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "operator" / "deploy"
@@ -30,6 +30,8 @@ def test_objects_come_in_apply_order() -> None:
         "ServiceAccount",
         "ClusterRole",
         "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
         "Deployment",
     ]
 
@@ -96,6 +98,70 @@ def test_the_image_user_is_the_one_the_deployment_runs_as() -> None:
 def test_empty_arguments_are_rejected(image: str, namespace: str) -> None:
     with pytest.raises(ValueError, match="must not be empty"):
         install_manifests(image=image, namespace=namespace)
+
+
+@pytest.mark.parametrize("bad", ["Team_A", "team.a", "-team", "team-", "a" * 64, "ops system"])
+@pytest.mark.parametrize("which", ["namespace", "watch_namespace"])
+def test_an_invalid_namespace_is_rejected_naming_the_value_and_the_rule(
+    bad: str, which: str
+) -> None:
+    with pytest.raises(ValueError, match="DNS-1123 label") as caught:
+        install_manifests(**{which: bad})  # type: ignore[arg-type]
+    assert repr(bad) in str(caught.value)
+    assert "lowercase letters, digits and '-'" in str(caught.value)
+
+
+def rules_of(manifests: list[dict[str, Any]], kind: str, name: str) -> list[dict[str, Any]]:
+    (role,) = [m for m in manifests if m["kind"] == kind and m["metadata"]["name"] == name]
+    rules: list[dict[str, Any]] = role["rules"]
+    return rules
+
+
+def test_the_lease_is_granted_only_in_the_operators_namespace_and_by_name() -> None:
+    manifests = install_manifests(namespace="ops")
+    cluster_wide = rules_of(manifests, "ClusterRole", "t9k-operator")
+    assert not [r for r in cluster_wide if "leases" in r["resources"]]
+    lease_role = by_kind([m for m in manifests if m["metadata"]["name"] == LEASE_ROLE], "Role")
+    assert lease_role["metadata"]["namespace"] == "ops"
+    by_name, create = lease_role["rules"]
+    assert (by_name["resourceNames"], by_name["verbs"]) == (["t9k-operator"], ["get", "update"])
+    # RBAC cannot tie `create` to a name: the only rule without resourceNames, and only create.
+    assert "resourceNames" not in create
+    assert create["verbs"] == ["create"]
+    binding = by_kind(manifests, "RoleBinding")
+    assert binding["metadata"]["namespace"] == "ops"
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": LEASE_ROLE,
+    }
+
+
+def test_pods_and_secrets_are_never_updated_so_update_is_not_granted() -> None:
+    rules = rules_of(install_manifests(), "ClusterRole", "t9k-operator")
+    for resource in ("pods", "secrets"):
+        verbs = {v for r in rules if resource in r["resources"] for v in r["verbs"]}
+        assert verbs == {"get", "list", "watch", "create", "delete"}, resource
+
+
+def test_a_namespace_scoped_install_has_no_cluster_role_and_watches_one_namespace() -> None:
+    manifests = install_manifests(namespace="ops", watch_namespace="team-a")
+    kinds = [m["kind"] for m in manifests]
+    assert "ClusterRole" not in kinds
+    assert "ClusterRoleBinding" not in kinds
+    work = [m for m in manifests if m["metadata"]["name"] == "t9k-operator"]
+    role, binding = by_kind(work, "Role"), by_kind(work, "RoleBinding")
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "team-a"
+    assert role["rules"] == rules_of(install_manifests(), "ClusterRole", "t9k-operator")
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "t9k-operator", "namespace": "ops"}
+    ]
+    assert binding["roleRef"]["kind"] == "Role"
+    lease = [m for m in manifests if m["metadata"]["name"] == LEASE_ROLE]
+    assert {m["metadata"]["namespace"] for m in lease} == {"ops"}
+    (container,) = by_kind(manifests, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert "--namespace=team-a" in container["args"]
+    assert "--namespace=team-a" not in str(install_manifests(namespace="ops"))
 
 
 @pytest.mark.parametrize("name", sorted(deploy_files()))

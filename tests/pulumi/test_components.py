@@ -469,12 +469,16 @@ def test_bad_timeouts(text: str) -> None:
 # --- the operator ---------------------------------------------------------------------------
 
 
-def test_the_operator_component_creates_exactly_the_install_manifests(engine: Engine) -> None:
+@pytest.mark.parametrize("watch", [None, "team-a", "ml-system"])
+def test_the_operator_component_creates_exactly_the_install_manifests(
+    engine: Engine, watch: str | None
+) -> None:
     image = "registry.example/t9k-operator:1.0"
-    expected = install_manifests(image, "ml-system")
-    namespace = run(
-        lambda: [T9kOperator("t9k", {"image": image, "namespace": "ml-system"}).namespace]
-    )
+    expected = install_manifests(image, "ml-system", watch_namespace=watch)
+    args: T9kOperatorArgs = {"image": image, "namespace": "ml-system"}
+    if watch is not None:
+        args["watch_namespace"] = watch
+    namespace = run(lambda: [T9kOperator("t9k", args).namespace])
     assert namespace == ["ml-system"]
     sent = [r.inputs for r in engine.resources if r.typ.startswith("kubernetes:")]
     assert sorted(r["kind"] for r in sent) == sorted(m["kind"] for m in expected)

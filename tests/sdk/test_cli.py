@@ -575,6 +575,30 @@ def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
     assert "usage: t9k-sdk" in err
 
 
+# -- install -------------------------------------------------------------------------------
+
+
+def test_install_refuses_an_invalid_namespace_naming_the_value_and_the_rule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, err = _run(capsys, "install", "--watch-namespace", "Team_A")
+    assert status == 2
+    assert out == ""
+    assert "'Team_A' is not a valid namespace name" in err
+    assert "DNS-1123 label" in err
+
+
+def test_install_with_a_watch_namespace_prints_roles_and_no_cluster_role(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = _run(capsys, "install", "--namespace", "ops", "--watch-namespace", "team-a")
+    assert status == 0
+    kinds = [doc["kind"] for doc in yaml.safe_load_all(out) if doc]
+    assert "ClusterRole" not in kinds
+    assert kinds.count("Role") == 2
+    assert "--namespace=team-a" in out
+
+
 # -- the installed command, end to end ------------------------------------------------------
 
 
