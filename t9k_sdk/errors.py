@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
+import yaml
 from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "InvalidManifestError",
+    "InvalidYAMLError",
     "LegacyManifestWarning",
     "Problem",
     "T9kError",
@@ -26,6 +28,23 @@ class T9kError(Exception):
 
 class LegacyManifestWarning(FutureWarning):
     """A manifest used an old spelling or schema that the SDK converted to the current one."""
+
+
+class InvalidYAMLError(T9kError, yaml.YAMLError):
+    """A YAML input that cannot be read as Kubernetes objects: not UTF-8, too large, bad syntax,
+    nested too deep, aliases that expand too far or form a cycle, a key that is not a string or
+    is given twice, or a value JSON cannot hold (`!!set`, `!!binary`, `.nan`, ...).
+
+    `line` and `column` (1-based) say where, when known; `message` says what. It is also a
+    `yaml.YAMLError`, so code that catches PyYAML's errors keeps working.
+    """
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        where = f"line {line}, column {column}: " if line is not None else ""
+        super().__init__(f"{where}invalid YAML: {message}")
 
 
 @dataclass(frozen=True)

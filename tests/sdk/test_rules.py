@@ -326,7 +326,7 @@ def test_duplicate_keys_are_an_error_not_last_one_wins() -> None:
     from t9k_sdk import load_all_yaml
 
     text = "apiVersion: batch.tensorstack.dev/v1beta1\nkind: GenericJob\nkind: DeepSpeedJob\n"
-    with pytest.raises(_yaml.YAMLError, match="found duplicate key 'kind'"):
+    with pytest.raises(_yaml.YAMLError, match="duplicate key 'kind'"):
         load_all_yaml(text)
 
 
