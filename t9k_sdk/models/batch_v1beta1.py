@@ -37,6 +37,8 @@ from t9k_sdk.models.meta_v1 import ListMeta, ObjectMeta
 __all__ = [
     "API_VERSION",
     "GROUP",
+    "MAX_PODS",
+    "MAX_SLOTS",
     "VERSION",
     "Aggregate",
     "AutotuneType",
@@ -95,6 +97,36 @@ MAX_REPLICA_SPECS = 16
 MAX_RULES = 16
 MAX_RULE_INDICES = 128
 MAX_ARGS = 256
+
+# Bounds on the size of a job. Kubernetes caps an Indexed batch/v1 Job at 100,000 completions
+# and its parallelism at 100,000; a T9k job keeps a status entry per pod in one object (etcd
+# stores at most 1.5 MiB per object, about 150 bytes per entry), and every pod of a DeepSpeedJob
+# or ColossalAIJob is a line of the hostfile every worker reads.
+MAX_PODS = 10_000
+"""Most pods of one job: replicas of one replica type, of all types together, and elastic
+min/max/expected replicas."""
+MAX_SLOTS = 1024
+"""Most processes per worker: config.slotsPerWorker (DeepSpeedJob), torchConfig.procPerWorker."""
+
+_TOTAL_PODS_MESSAGE = (
+    f"a job has at most {MAX_PODS} pods: the replicas of all replica specs add up to more"
+)
+
+
+def _total_pods_cel(default: str = "1") -> dict[str, Any]:
+    return cel(
+        f"self.map(r, has(r.replicas) ? r.replicas : {default}).sum() <= {MAX_PODS}",
+        _TOTAL_PODS_MESSAGE,
+    )
+
+
+def _total_pods_problems(counts: list[int]) -> list[tuple[str, str]]:
+    total = sum(counts)
+    if total <= MAX_PODS:
+        return []
+    return [
+        ("replicaSpecs", f"{_TOTAL_PODS_MESSAGE}; got {' + '.join(map(str, counts))} = {total}")
+    ]
 
 
 def _dns_label(value: str) -> str:
@@ -581,7 +613,7 @@ class ReplicaSpec(K8sModel):
 
     type: ReplicaTypeName
     """Replica type."""
-    replicas: Annotated[Int, Field(ge=0)] | None = wire_default(1)
+    replicas: Annotated[Int, Field(ge=0, le=MAX_PODS)] | None = wire_default(1)
     """The desired number of replicas of this replica type. Defaults to 1."""
     restart_policy: RestartPolicy | None = None
     """Restart policy for replicas of this replica type. One of Always, OnFailure, Never, ExitCode. Optional: Default to OnFailure."""
@@ -665,6 +697,7 @@ class GenericJobSpec(K8sModel):
                         " && size(r.template.spec.containers) > 0)",
                         Msg.CONTAINERS,
                     ),
+                    _total_pods_cel(),
                 ]
             },
         ),
@@ -675,6 +708,7 @@ class GenericJobSpec(K8sModel):
     def _cross_field_rules(self) -> Self:
         types = [r.type for r in self.replica_specs]
         problems = _types_unique_problems(types, "replicaSpecs")
+        problems += _total_pods_problems([r.replica_count for r in self.replica_specs])
         counts = {r.type: r.replica_count for r in self.replica_specs}
         problems += _finish_rule_problems(self.success_rules, "successRules", counts)
         problems += _finish_rule_problems(self.failure_rules, "failureRules", counts)
@@ -823,7 +857,7 @@ class ColossalAIRunPolicy(K8sModel):
 class TorchConfig(K8sModel):
     """TorchConfig describes how to start the colossalai job."""
 
-    proc_per_worker: Annotated[Int, Field(ge=1)] | None = wire_default(1)
+    proc_per_worker: Annotated[Int, Field(ge=1, le=MAX_SLOTS)] | None = wire_default(1)
     """The number of processes of a worker. Defaults to 1."""
     script: Annotated[list[str], Field(min_length=1, max_length=MAX_ARGS)]
     """Specifies the command used to start the workers: a script and its arguments, e.g. [train.py, --epochs, "3"]."""
@@ -836,7 +870,7 @@ class ColossalAIReplicaSpec(K8sModel):
 
     type: ColossalAIReplicaType
     """Replica type: launcher or worker."""
-    replicas: Annotated[Int, Field(ge=0)] | None = wire_default(1)
+    replicas: Annotated[Int, Field(ge=0, le=MAX_PODS)] | None = wire_default(1)
     """The desired number of replicas of this replica type. Defaults to 1."""
     restart_policy: RestartPolicy | None = None
     """Restart policy for replicas of this replica type. One of Always, OnFailure, Never. Optional: Default to OnFailure."""
@@ -942,6 +976,7 @@ class ColossalAIJobSpec(K8sModel):
                         Msg.CAIJ_LAUNCHER,
                     ),
                     cel("self.exists(r, r.type == 'worker')", Msg.CAIJ_WORKER),
+                    _total_pods_cel(),
                 ]
             },
         ),
@@ -957,6 +992,7 @@ class ColossalAIJobSpec(K8sModel):
     def _cross_field_rules(self) -> Self:
         types = [r.type.value for r in self.replica_specs]
         problems = _types_unique_problems(types, "replicaSpecs")
+        problems += _total_pods_problems([r.replica_count for r in self.replica_specs])
         launchers = [i for i, t in enumerate(types) if t == ColossalAIReplicaType.LAUNCHER]
         if len(launchers) != 1:
             problems.append(("replicaSpecs", f"{Msg.CAIJ_LAUNCHER}; found {len(launchers)}"))
@@ -1089,7 +1125,7 @@ class Config(K8sModel):
 
     custom_command: str | None = None
     """Custom launch commands, when enabled, other options in Config except for slotsPerWorker will not take effect."""
-    slots_per_worker: Annotated[Int, Field(ge=1)] | None = wire_default(1)
+    slots_per_worker: Annotated[Int, Field(ge=1, le=MAX_SLOTS)] | None = wire_default(1)
     """The number of slots for each worker/replica. This is normally set to the number of GPUs requested for each replica."""
     local_rank: Bool | None = wire_default(True)
     """If parameter local_rank should be passed to training programs."""
@@ -1161,11 +1197,11 @@ class ElasticConfig(K8sModel):
 
     enabled: Bool | None = wire_default(False)
     """Set true to use elastic training."""
-    min_replicas: Annotated[Int, Field(ge=1)] | None = None
+    min_replicas: Annotated[Int, Field(ge=1, le=MAX_PODS)] | None = None
     """The minimum number of replicas to start to run this elastic compute. The autoscaler cannot scale down an elastic job below this number. This value cannot be changed once the job is created."""
-    max_replicas: Annotated[Int, Field(ge=1)] | None = None
+    max_replicas: Annotated[Int, Field(ge=1, le=MAX_PODS)] | None = None
     """The maximum number of replicas to start to run this elastic compute. The autoscaler cannot scale up an elastic job over this number. This value cannot be changed once the job is created."""
-    expected_replicas: Annotated[Int, Field(ge=1)] | None = None
+    expected_replicas: Annotated[Int, Field(ge=1, le=MAX_PODS)] | None = None
     """Number of replicas to be created. This number can be set to an initial value upon creation. This value can be modified dynamically by an external entity, such as a user or an autoscaler, to scale the job up or down."""
 
     @model_validator(mode="before")
@@ -1213,7 +1249,7 @@ class DeepSpeedRunPolicy(K8sModel):
 class Worker(K8sModel):
     """Worker defines the configurations for DeepSpeedJob worker replicas."""
 
-    replicas: Annotated[Int, Field(ge=0)] | None = wire_default(1)
+    replicas: Annotated[Int, Field(ge=0, le=MAX_PODS)] | None = wire_default(1)
     """The number of workers to launch. Defaults to 1."""
     template: PodTemplateSpec
     """Describes the pod that will be created for this replica. Note that RestartPolicy in PodTemplateSpec will always be set to Never as the job controller will decide if restarts are desired."""

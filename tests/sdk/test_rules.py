@@ -218,6 +218,64 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ),
 ]
 
+# Size limits (MAX_PODS pods per job, MAX_SLOTS processes per worker): the message names the
+# value and the maximum.
+INVALID += [
+    (
+        "replicas-above-maximum",
+        generic_job(replicaSpecs=[{**W, "replicas": 100_000_000}]),
+        "spec.replicaSpecs[0].replicas",
+        "less than or equal to 10000; got 100000000",
+    ),
+    (
+        "total-pods-above-maximum",
+        generic_job(
+            replicaSpecs=[
+                {**W, "type": "a", "replicas": 6000},
+                {**W, "type": "b", "replicas": 6000},
+            ]
+        ),
+        "spec.replicaSpecs",
+        "a job has at most 10000 pods: the replicas of all replica specs add up to more;"
+        " got 6000 + 6000 = 12000",
+    ),
+    (
+        "colossalai-total-pods-above-maximum",
+        colossalai_job(
+            replicaSpecs=[
+                {"type": "launcher", "template": pod("launcher")},
+                {"type": "worker", "replicas": 10_000, "template": pod("worker")},
+            ]
+        ),
+        "spec.replicaSpecs",
+        "got 1 + 10000 = 10001",
+    ),
+    (
+        "deepspeed-workers-above-maximum",
+        deepspeed_job(worker={"replicas": 10_001, "template": pod("worker")}),
+        "spec.worker.replicas",
+        "less than or equal to 10000; got 10001",
+    ),
+    (
+        "elastic-max-above-maximum",
+        deepspeed_job(elastic={"enabled": True, "minReplicas": 1, "maxReplicas": 20_000}),
+        "spec.elastic.maxReplicas",
+        "less than or equal to 10000; got 20000",
+    ),
+    (
+        "slots-per-worker-above-maximum",
+        deepspeed_job(config={"slotsPerWorker": 4096, "run": {"python": ["a.py"]}}),
+        "spec.config.slotsPerWorker",
+        "less than or equal to 1024; got 4096",
+    ),
+    (
+        "proc-per-worker-above-maximum",
+        colossalai_job(torchConfig={"script": ["train.py"], "procPerWorker": 1025}),
+        "spec.torchConfig.procPerWorker",
+        "less than or equal to 1024; got 1025",
+    ),
+]
+
 # Cases only the offline validator reports (the API server prunes or accepts them silently).
 STRICT_ONLY = {"colossalai-worker-container-name"}
 
@@ -253,8 +311,22 @@ def test_invalid_manifest_is_rejected_naming_the_field(
 
 @pytest.mark.parametrize(
     "manifest",
-    [generic_job(), deepspeed_job(), colossalai_job()],
-    ids=["GenericJob", "DeepSpeedJob", "ColossalAIJob"],
+    [
+        generic_job(),
+        deepspeed_job(),
+        colossalai_job(),
+        generic_job(
+            replicaSpecs=[
+                {**W, "type": "a", "replicas": 5000},
+                {**W, "type": "b", "replicas": 5000},
+            ]
+        ),
+        deepspeed_job(
+            elastic={"enabled": True, "minReplicas": 1, "maxReplicas": 10_000},
+            config={"slotsPerWorker": 1024, "run": {"python": ["a.py"]}},
+        ),
+    ],
+    ids=["GenericJob", "DeepSpeedJob", "ColossalAIJob", "10000-pods", "elastic-10000"],
 )
 def test_minimal_manifests_are_valid(manifest: dict[str, Any]) -> None:
     assert validate_manifest(manifest) == []
