@@ -11,6 +11,7 @@ names carry the kind as a prefix; `wire_name()` gives the name used in the refer
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections import Counter
 from enum import StrEnum
@@ -20,6 +21,7 @@ from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_va
 from pydantic_core import PydanticCustomError
 
 from t9k_sdk.errors import LegacyManifestWarning
+from t9k_sdk.models import _names
 from t9k_sdk.models._base import (
     Bool,
     Int,
@@ -130,7 +132,7 @@ def _total_pods_problems(counts: list[int]) -> list[tuple[str, str]]:
 
 
 def _dns_label(value: str) -> str:
-    if not DNS_LABEL.match(value) or len(value) > MAX_NAME:
+    if not DNS_LABEL.fullmatch(value) or len(value) > MAX_NAME:
         raise PydanticCustomError("t9k_dns_label", f"{Msg.TYPE_DNS}; got {value!r}")
     return value
 
@@ -555,13 +557,21 @@ def _rename_legacy_enable(data: Any, where: str) -> Any:
 
 
 def _check_job_name(meta: ObjectMeta) -> ObjectMeta:
-    """metadata.name (or generateName) must exist and be a DNS label: it prefixes pod names."""
+    """metadata.name (or generateName) must exist and be a DNS label: it prefixes pod names.
+    The namespace, labels and annotations follow the API server's syntax."""
+    problems: list[tuple[str, str]] = []
     if meta.name is None:
         if not meta.generate_name:
-            raise rule_error([("name", "required field is missing (or give generateName)")])
-        return meta
-    if not DNS_LABEL.match(meta.name):
-        raise rule_error([("name", f"{Msg.NAME_DNS}; got {meta.name!r}")])
+            problems.append(("name", "required field is missing (or give generateName)"))
+        elif (why := _names.generate_name_problem(meta.generate_name)) is not None:
+            problems.append(("generateName", why))
+    elif not DNS_LABEL.fullmatch(meta.name):
+        problems.append(("name", f"{Msg.NAME_DNS}; got {meta.name!r}"))
+    if meta.namespace is not None and (why := _names.namespace_problem(meta.namespace)):
+        problems.append(("namespace", why))
+    problems += _names.label_problems(meta.labels, meta.annotations)
+    if problems:
+        raise rule_error(problems)
     return meta
 
 
@@ -571,7 +581,23 @@ JobMeta = Annotated[ObjectMeta, AfterValidator(_check_job_name)]
 def _name_problems(meta: ObjectMeta, longest_suffix: int, message: str) -> list[tuple[str, str]]:
     """Problems with metadata.name, given the longest '-<type>-<index>' suffix of a pod name."""
     name = meta.name
-    if name is None or not DNS_LABEL.match(name):
+    if (
+        name is None
+        and meta.generate_name
+        and _names.generate_name_problem(meta.generate_name) is None
+    ):
+        # the server makes the name: generateName (cut to 58 characters) + 5 random characters
+        length = min(len(meta.generate_name), _names.MAX_GENERATE_NAME) + _names.GENERATED_SUFFIX
+        if length + longest_suffix > MAX_NAME:
+            return [
+                (
+                    "metadata.generateName",
+                    f"{message}; got {meta.generate_name!r}: the generated name has {length}"
+                    f" characters, the longest pod name would have {length + longest_suffix}",
+                )
+            ]
+        return []
+    if name is None or not DNS_LABEL.fullmatch(name):
         return []  # reported by _check_job_name
     if len(name) + longest_suffix > MAX_NAME:
         return [
@@ -732,10 +758,17 @@ class GenericJobSpec(K8sModel):
         return [_finish_rule_indices(r) for r in rules or ()]
 
 
+def _last_index(cel_var: str) -> str:
+    """CEL for the largest pod index of a replica spec; 0 when it has no replicas, as in the SDK
+    (whose pod-name rule counts at least the one digit of index 0)."""
+    n = replicas_of(cel_var)
+    return f"({n} > 0 ? {n} - 1 : 0)"
+
+
 _REPLICA_NAMES_CEL = cel(
     "!has(self.metadata.name) || self.spec.replicaSpecs.all(r,"
     " size(self.metadata.name) + size(r.type)"
-    f" + size(string({replicas_of('r')} - 1)) + 2 <= 63)",
+    f" + size(string({_last_index('r')})) + 2 <= 63)",
     Msg.POD_NAME_LENGTH,
 )
 
@@ -743,7 +776,7 @@ _REPLICA_NAMES_CEL = cel(
 _CAIJ_NAMES_CEL = cel(
     "!has(self.metadata.name) || self.spec.replicaSpecs.all(r, size(self.metadata.name)"
     " + (r.type == 'launcher' ? size('-launcher') : size(r.type)"
-    f" + size(string({replicas_of('r')} - 1)) + 2) <= 63)",
+    f" + size(string({_last_index('r')})) + 2) <= 63)",
     Msg.CAIJ_POD_NAME_LENGTH,
 )
 
@@ -833,12 +866,33 @@ class GenericJobList(K8sModel):
 # ---------------------------------------------------------------------------------------------
 
 
+_ABSOLUTE_PATH = re.compile(r"/[^\x00-\x20\x7f]*")
+
+
+def _absolute_path(value: str) -> str:
+    if not _ABSOLUTE_PATH.fullmatch(value):
+        raise PydanticCustomError(
+            "t9k_path",
+            "must be an absolute path without spaces or control characters (it is written into"
+            f" the ssh and sshd configuration); got {value!r}",
+        )
+    return value
+
+
+AbsolutePath = Annotated[
+    str,
+    AfterValidator(_absolute_path),
+    WithJsonSchema({"type": "string", "pattern": f"^{_ABSOLUTE_PATH.pattern}$"}),
+]
+"""An absolute path that is safe to write into a configuration file: no whitespace, no controls."""
+
+
 class SSHConfig(K8sModel):
     """SSHConfig specifies various configurations for running the SSH daemon (sshd)."""
 
-    auth_mount_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/root/.ssh")
+    auth_mount_path: AbsolutePath | None = wire_default("/root/.ssh")
     """SSHAuthMountPath is the directory where SSH keys are mounted. Defaults to "/root/.ssh"."""
-    sshd_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/usr/sbin/sshd")
+    sshd_path: AbsolutePath | None = wire_default("/usr/sbin/sshd")
     """The location of the sshd executable file, an absolute path. Defaults to "/usr/sbin/sshd"."""
 
 
@@ -1350,7 +1404,7 @@ class DeepSpeedJob(_Job):
                 _NAME_CEL,
                 cel(
                     "!has(self.metadata.name) || size(self.metadata.name) + size('-worker-')"
-                    " + size(string(max_workers - 1)) <= 63".replace(
+                    " + size(string(max_workers > 0 ? max_workers - 1 : 0)) <= 63".replace(
                         "max_workers",
                         "((has(self.spec.elastic) && has(self.spec.elastic.maxReplicas)"
                         " && self.spec.elastic.maxReplicas > (has(self.spec.worker.replicas)"

@@ -195,7 +195,7 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "colossalai-sshd-relative",
         colossalai_job(ssh={"sshdPath": "usr/sbin/sshd"}),
         "spec.ssh.sshdPath",
-        "pattern",
+        "must be an absolute path",
     ),
     (
         "misspelled-field",
