@@ -83,6 +83,7 @@ docs: $(STAMP) ## Build the documentation site into site/
 .PHONY: bench
 bench: $(STAMP) ## Run the benchmarks in bench/
 	$(BIN)/python bench/render.py
+	$(BIN)/python bench/reconcile.py
 
 .PHONY: demo
 demo: $(STAMP) ## Run the example jobs live: local control plane + operator, simulated pods (docs/demo.md)

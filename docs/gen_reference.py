@@ -169,6 +169,10 @@ def _add_metadata(facts: Facts, items: Iterable[Any]) -> None:
                 _add_schema(facts, item.json_schema_extra)
         elif isinstance(item, WithJsonSchema):
             _add_schema(facts, item.json_schema or {})
+        elif isinstance(item, annotated_types.Ge | annotated_types.Le) and getattr(
+            item, "ge", getattr(item, "le", None)
+        ) in (models.INT64_MIN, models.INT64_MAX):
+            continue  # every Int is an int64: not a constraint of the field
         elif isinstance(item, annotated_types.Ge):
             facts.checks.append(("minimum", item.ge))
         elif isinstance(item, annotated_types.Gt):

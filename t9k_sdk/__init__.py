@@ -25,7 +25,13 @@ from t9k_sdk.builders import (
     SecretVolume,
 )
 from t9k_sdk.codecs import AnyJob, dump_all_yaml, from_manifest, load_all_yaml, to_manifest
-from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning, Problem, T9kError
+from t9k_sdk.errors import (
+    InvalidManifestError,
+    InvalidYAMLError,
+    LegacyManifestWarning,
+    Problem,
+    T9kError,
+)
 from t9k_sdk.validation import validate_manifest
 
 __version__ = "0.1.0"
@@ -40,6 +46,7 @@ __all__ = [
     "EmptyDir",
     "GenericJob",
     "InvalidManifestError",
+    "InvalidYAMLError",
     "Launcher",
     "LegacyManifestWarning",
     "Problem",

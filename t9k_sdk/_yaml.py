@@ -20,11 +20,20 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 import yaml
 
-__all__ = ["dump_documents", "load_documents"]
+from t9k_sdk.errors import InvalidYAMLError
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_VALUES",
+    "dump_documents",
+    "iter_documents",
+    "load_documents",
+]
 
 _WORD = r"[A-Za-z0-9_./\-=+@,]"
 _PLAIN = re.compile(rf"(?:--?)?[A-Za-z_/]{_WORD}*(?::{_WORD}+)*(?: {_WORD}+(?::{_WORD}+)*)*")
@@ -176,28 +185,258 @@ def dump_documents(documents: Iterable[Any]) -> str:
     return "---\n".join(_document(d) for d in documents)
 
 
+# ---------------------------------------------------------------------------------------------
+# Loading
+#
+# A manifest file comes from anywhere (a pull request, a pipe), so the loader bounds what one file
+# can cost and accepts only what a Kubernetes object can hold (JSON values):
+#
+# * at most MAX_BYTES of input, UTF-8 (with or without a byte order mark);
+# * at most MAX_DEPTH nested collections;
+# * aliases are allowed (kubectl accepts them), but a document may hold at most MAX_VALUES values
+#   with every alias counted as a copy of what it refers to (a "billion laughs" file of a few
+#   hundred bytes would otherwise expand to billions), and an alias may not refer to a collection
+#   that contains it;
+# * mapping keys are strings, and given once; values are strings, integers, finite floats,
+#   booleans, nulls, lists and mappings: no `!!set`, `!!binary`, `!!timestamp`, `!!python/...`
+#   (a date such as 2024-01-01 stays the string it is in Kubernetes).
+#
+# The document tree is composed here from the parser's events (libyaml's parser when available),
+# so the limits are checked before anything is built; PyYAML's constructor then builds the values.
+# Every problem is an `InvalidYAMLError` with the line and column.
+# ---------------------------------------------------------------------------------------------
+
+MAX_BYTES = 8 * 1024 * 1024
+"""Largest YAML input (a file or standard input), in bytes."""
+MAX_DEPTH = 100
+"""Most collections nested in one another in a document."""
+MAX_VALUES = 250_000
+"""Most values (scalars, lists, mappings) in one document, each alias counted as a copy."""
+
+_TAG = "tag:yaml.org,2002:"
+_ALLOWED_TAGS = frozenset(
+    _TAG + t for t in ("str", "int", "float", "bool", "null", "seq", "map", "merge")
+)
+_KEY_TYPES = {"int": "an integer", "float": "a number", "bool": "a boolean", "null": "null"}
+_NOT_FINITE = re.compile(r"[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)")
+
 _Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_Base):  # type: ignore[misc,valid-type]
-    """libyaml's safe loader (when available) that rejects duplicate keys, as kubectl does."""
+def _at(mark: Any) -> dict[str, int]:
+    return {"line": mark.line + 1, "column": mark.column + 1} if mark is not None else {}
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, yaml.Node] = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    f"found duplicate key {key!r} (first at line {seen[key].start_mark.line + 1})",
-                    key_node.start_mark,
+
+class _Loader(_Base):  # type: ignore[misc,valid-type]
+    """libyaml's safe loader (when available), without implicit timestamps."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != _TAG + "timestamp"]
+        for first, resolvers in _Base.yaml_implicit_resolvers.items()
+    }
+
+
+class _Composer:
+    """Builds the node tree of one document from parser events, checking the limits."""
+
+    def __init__(self, loader: _Loader) -> None:
+        self.loader = loader
+        self.anchors: dict[str, yaml.Node] = {}
+        self.sizes: dict[int, int] = {}  # id(node) -> values, aliases expanded
+        self.open: set[int] = set()  # collections being composed (an alias to one is a cycle)
+
+    def document(self) -> yaml.Node:
+        self.loader.get_event()  # DocumentStartEvent
+        node, size = self.node(1)
+        if size > MAX_VALUES:
+            raise self.too_many(size, node.start_mark)
+        self.loader.get_event()  # DocumentEndEvent
+        return node
+
+    def too_many(self, size: int, mark: Any) -> InvalidYAMLError:
+        return InvalidYAMLError(
+            f"the document holds more than {MAX_VALUES:,} values (aliases counted as copies):"
+            f" at least {size:,}",
+            **_at(mark),
+        )
+
+    def tag(self, event: Any, kind: type[yaml.Node], value: str | None) -> str:
+        tag: str | None = event.tag
+        if tag is None or tag == "!":
+            implicit = getattr(event, "implicit", True)
+            resolved: str = self.loader.resolve(kind, value, implicit)
+            return resolved
+        if tag not in _ALLOWED_TAGS:
+            short = "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag
+            raise InvalidYAMLError(
+                f"tag {short} is not allowed: a Kubernetes object holds only strings, numbers,"
+                " booleans, nulls, lists and mappings",
+                **_at(event.start_mark),
+            )
+        return tag
+
+    def node(self, depth: int) -> tuple[yaml.Node, int]:
+        event: Any = self.loader.get_event()
+        start: Any = event.start_mark
+        if isinstance(event, yaml.AliasEvent):
+            target = self.anchors.get(event.anchor or "")
+            if target is None:
+                raise InvalidYAMLError(
+                    f"alias *{event.anchor} refers to no anchor (&{event.anchor} must come first)",
+                    **_at(event.start_mark),
                 )
-            seen[key] = key_node
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        return mapping
+            if id(target) in self.open:
+                raise InvalidYAMLError(
+                    f"alias *{event.anchor} refers to a collection that contains it (a cycle)",
+                    **_at(event.start_mark),
+                )
+            return target, self.sizes[id(target)]
+        if depth > MAX_DEPTH:
+            raise InvalidYAMLError(
+                f"collections nested more than {MAX_DEPTH} deep", **_at(event.start_mark)
+            )
+        node: yaml.Node
+        if isinstance(event, yaml.ScalarEvent):
+            tag = self.tag(event, yaml.ScalarNode, event.value)
+            if tag == _TAG + "float" and _NOT_FINITE.fullmatch(event.value):
+                raise InvalidYAMLError(
+                    f"{event.value} is not a number JSON can hold; quote it for a string",
+                    **_at(event.start_mark),
+                )
+            if tag == _TAG + "int" and len(event.value) > 40:
+                raise InvalidYAMLError(
+                    f"integer of {len(event.value)} digits; Kubernetes integers are 64-bit",
+                    **_at(event.start_mark),
+                )
+            end: Any = event.end_mark
+            node = yaml.ScalarNode(tag, event.value, start, end, event.style)
+            size = 1
+        elif isinstance(event, yaml.SequenceStartEvent):
+            node = yaml.SequenceNode(
+                self.tag(event, yaml.SequenceNode, None),
+                [],
+                start,
+                None,
+                flow_style=event.flow_style,
+            )
+            size = self.collection(node, event.anchor, depth)
+        elif isinstance(event, yaml.MappingStartEvent):
+            node = yaml.MappingNode(
+                self.tag(event, yaml.MappingNode, None),
+                [],
+                start,
+                None,
+                flow_style=event.flow_style,
+            )
+            size = self.collection(node, event.anchor, depth)
+        else:  # pragma: no cover - the parser emits nothing else here
+            raise InvalidYAMLError(f"unexpected {type(event).__name__}", **_at(event.start_mark))
+        if event.anchor is not None:
+            self.anchors[event.anchor] = node
+        self.sizes[id(node)] = size
+        return node, size
+
+    def collection(self, node: yaml.Node, anchor: str | None, depth: int) -> int:
+        if anchor is not None:
+            self.anchors[anchor] = node
+        self.open.add(id(node))
+        size = 1
+        is_map = isinstance(node, yaml.MappingNode)
+        end = yaml.MappingEndEvent if is_map else yaml.SequenceEndEvent
+        seen: dict[str, yaml.Node] = {}
+        while not self.loader.check_event(end):
+            child, n = self.node(depth + 1)
+            if is_map:
+                self.key(child, seen)
+                value, m = self.node(depth + 1)
+                node.value.append((child, value))
+                n += m
+            else:
+                node.value.append(child)
+            size += n
+            if size > MAX_VALUES:
+                raise self.too_many(size, child.start_mark)
+        node.end_mark = self.loader.get_event().end_mark
+        self.open.discard(id(node))
+        return size
+
+    def key(self, key: yaml.Node, seen: dict[str, yaml.Node]) -> None:
+        if isinstance(key, yaml.ScalarNode) and key.tag == _TAG + "merge":
+            return
+        if not isinstance(key, yaml.ScalarNode) or key.tag != _TAG + "str":
+            if isinstance(key, yaml.ScalarNode):
+                what = f"{_KEY_TYPES.get(key.tag.removeprefix(_TAG), key.tag)} ({key.value})"
+                fix = f"; quote it: '\"{key.value}\": ...'"
+            else:
+                what = "a list" if isinstance(key, yaml.SequenceNode) else "a mapping"
+                fix = ""
+            raise InvalidYAMLError(
+                f"mapping keys must be strings; got {what}{fix}", **_at(key.start_mark)
+            )
+        first = seen.setdefault(key.value, key)
+        if first is not key:
+            raise InvalidYAMLError(
+                f"duplicate key {key.value!r} (first at line {first.start_mark.line + 1});"
+                " the first value would be silently lost",
+                **_at(key.start_mark),
+            )
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 text of `data` (a leading byte order mark dropped), or an `InvalidYAMLError` that
+    gives the line, column and byte offset of the first byte that is not UTF-8."""
+    if len(data) > MAX_BYTES:
+        raise InvalidYAMLError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        offset = exc.start
+        before = data[:offset]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        raise InvalidYAMLError(
+            f"not UTF-8 text: byte 0x{data[offset]:02x} at byte offset {offset}", line, column
+        ) from None
+
+
+def read_limited(stream: Any) -> bytes:
+    """At most MAX_BYTES + 1 bytes of a binary stream (so an over-large input is not read whole)."""
+    data: bytes = stream.read(MAX_BYTES + 1)
+    return data
 
 
 def load_documents(stream: str | bytes | TextIO) -> list[Any]:
-    """Every document of a YAML stream. Duplicate keys are an error (not "last one wins")."""
-    return list(yaml.load_all(stream, Loader=_Loader))
+    """Every document of a YAML stream, within the limits above; else an `InvalidYAMLError`."""
+    return list(iter_documents(stream))
+
+
+def iter_documents(stream: str | bytes | TextIO) -> Iterable[Any]:
+    """The documents of a YAML stream one by one: a problem in a later document is raised after
+    the earlier ones were yielded."""
+    if not isinstance(stream, str | bytes):
+        stream = stream.read(MAX_BYTES + 1)
+    if isinstance(stream, bytes):
+        text = decode(stream)
+    else:
+        if len(stream) > MAX_BYTES:
+            raise InvalidYAMLError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
+        text = stream.removeprefix("\ufeff")
+    loader = _Loader(text)
+    try:
+        loader.get_event()  # StreamStartEvent
+        while not loader.check_event(yaml.StreamEndEvent):
+            node = _Composer(loader).document()
+            try:
+                yield loader.construct_document(node)
+            except (ValueError, TypeError, yaml.YAMLError) as exc:
+                mark = getattr(exc, "problem_mark", None) or node.start_mark
+                raise InvalidYAMLError(f"cannot read a value: {exc}", **_at(mark)) from None
+    except InvalidYAMLError:
+        raise
+    except yaml.MarkedYAMLError as exc:
+        what = ", ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise InvalidYAMLError(what, **_at(exc.problem_mark)) from None
+    except yaml.YAMLError as exc:
+        raise InvalidYAMLError(str(exc)) from None
+    finally:
+        loader.dispose()

@@ -30,13 +30,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeAlias
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
-from t9k_sdk import __version__, builders, codecs, models
+from t9k_sdk import __version__, _yaml, builders, codecs, models
 from t9k_sdk.crds import generate_crds
 from t9k_sdk.errors import (
     InvalidManifestError,
+    InvalidYAMLError,
     LegacyManifestWarning,
     Problem,
     problems_from_validation_error,
@@ -415,39 +415,15 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-class _StrictLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """The safe loader (libyaml's when available), rejecting duplicate keys in a mapping.
-
-    PyYAML keeps the last of two equal keys and silently drops the first; the API server's
-    strict decoding (`kubectl apply --validate=strict`) rejects the manifest.
-    """
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[tuple[str, str], yaml.Node] = {}
-        for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag.endswith(":merge"):
-                continue
-            first = seen.setdefault((key_node.tag, key_node.value), key_node)
-            if first is not key_node:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"duplicate key {key_node.value!r} (first at line {first.start_mark.line + 1});"
-                    " the first value would be silently lost",
-                    key_node.start_mark,
-                )
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep)
-        return mapping
-
-
-def _validate_text(text: str, label: str, report: _Report) -> None:
+def _validate_text(text: bytes, label: str, report: _Report) -> None:
     """Validate every document of one YAML stream, adding its problems to `report`.
 
     Documents are numbered from 0 in the order of the stream (empty ones count, as in
-    `load_all_yaml`). A YAML syntax error ends the stream: it is reported with its line.
+    `load_all_yaml`). Input that is not valid YAML (see `t9k_sdk._yaml`) ends the stream: it is
+    reported with its line and column.
     """
     try:
-        for index, doc in enumerate(yaml.load_all(text, Loader=_StrictLoader)):
+        for index, doc in enumerate(_yaml.iter_documents(text)):
             if doc is None:
                 continue
             report.documents += 1
@@ -474,9 +450,9 @@ def _validate_text(text: str, label: str, report: _Report) -> None:
                 report.lines.extend(
                     f"{label}: document {index}{subject}: {problem}" for subject, problem in found
                 )
-    except yaml.YAMLError as exc:
+    except InvalidYAMLError as exc:
         report.syntax_errors += 1
-        report.lines.append(f"{label}: {_describe_yaml_error(exc)}")
+        report.lines.append(f"{label}: {exc}")
 
 
 def _document_problems(doc: Any) -> list[tuple[str, Problem]]:
@@ -531,25 +507,21 @@ def _yaml_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _describe_yaml_error(exc: yaml.YAMLError) -> str:
-    """`line 4, column 7: invalid YAML: mapping values are not allowed here`."""
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
-        mark = exc.problem_mark
-        what = ", ".join(str(p) for p in (exc.context, exc.problem) if p)
-        return f"line {mark.line + 1}, column {mark.column + 1}: invalid YAML: {what}"
-    return f"invalid YAML: {exc}"
-
-
-def _read(arg: str) -> tuple[str, str]:
-    """(label, text) of a file argument; `-` is standard input."""
+def _read(arg: str) -> tuple[str, bytes]:
+    """(label, bytes) of a file argument; `-` is standard input. At most `_yaml.MAX_BYTES` + 1
+    bytes are read: the loader reports a larger input as too large."""
     if arg == "-":
-        return "<stdin>", sys.stdin.read()
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream put in place of stdin (tests, embedding)
+            return "<stdin>", sys.stdin.read(_yaml.MAX_BYTES + 1).encode("utf-8", "surrogateescape")
+        return "<stdin>", _yaml.read_limited(stream)
     try:
-        return arg, Path(arg).read_text(encoding="utf-8")
+        with open(arg, "rb") as file:
+            return arg, _yaml.read_limited(file)
     except FileNotFoundError:
         raise _UsageError(f"{arg}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise _UsageError(f"{arg}: not a UTF-8 text file ({exc.reason})") from None
+    except IsADirectoryError:
+        raise _UsageError(f"{arg}: is a directory") from None
     except OSError as exc:
         raise _UsageError(f"{arg}: cannot read: {exc.strerror}") from None
 
@@ -631,8 +603,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         raise _UsageError("standard input (-) can be given only once")
     inputs = [_read(arg) for arg in files]
     report = _Report()
-    for label, text in inputs:
-        _validate_text(text, label, report)
+    for label, data in inputs:
+        _validate_text(data, label, report)
     for line in report.lines:
         print(line)
     if report.ok and report.documents == 0:
@@ -666,13 +638,13 @@ def _jobs_from(paths: Sequence[str]) -> tuple[list[codecs.AnyJob], list[str]]:
     python: list[str] = []
     for arg in paths:
         if arg == "-" or arg.endswith((".yaml", ".yml")):
-            label, text = _read(arg)
+            label, data = _read(arg)
             try:
-                jobs.extend(codecs.load_all_yaml(text))
+                jobs.extend(codecs.load_all_yaml(data))
             except InvalidManifestError as exc:
                 errors.append(f"{label}: {exc}")
-            except yaml.YAMLError as exc:
-                errors.append(f"{label}: {_describe_yaml_error(exc)}")
+            except InvalidYAMLError as exc:
+                errors.append(f"{label}: {exc}")
         else:
             python.append(arg)
     if python:
@@ -685,16 +657,16 @@ def _jobs_from(paths: Sequence[str]) -> tuple[list[codecs.AnyJob], list[str]]:
 def _cmd_convert(args: argparse.Namespace) -> int:
     outputs: list[tuple[str, str]] = []
     for arg in args.files:
-        label, text = _read(arg)
+        label, data = _read(arg)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LegacyManifestWarning)
-                jobs = codecs.load_all_yaml(text)
+                jobs = codecs.load_all_yaml(data)
         except InvalidManifestError as exc:
             _error(f"{label}: {exc}")
             return _INVALID
-        except yaml.YAMLError as exc:
-            _error(f"{label}: {_describe_yaml_error(exc)}")
+        except InvalidYAMLError as exc:
+            _error(f"{label}: {exc}")
             return _INVALID
         outputs.append((arg, codecs.dump_all_yaml(jobs)))
     for arg, text in outputs:

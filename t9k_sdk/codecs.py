@@ -152,10 +152,18 @@ def _items(doc: Mapping[str, Any], index: int) -> list[Mapping[str, Any]]:
 def load_all_yaml(source: str | bytes | TextIO | Path) -> list[AnyJob]:
     """Every job in a YAML stream, validated. Empty documents are skipped; `*List` kinds expand.
 
-    `source` is YAML text, an open file, or a `Path`. On the first invalid document raises
-    `InvalidManifestError` whose subject names the document index (0-based) and the job.
+    `source` is YAML text or bytes, an open file, or a `Path`. Input that is not YAML a
+    Kubernetes object can hold (bad syntax or encoding, too large or deep, aliases expanding too
+    far, keys that are not strings, `!!set`, ...) raises `InvalidYAMLError` with the line and
+    column. On the first invalid document raises `InvalidManifestError` whose subject names the
+    document index (0-based) and the job.
     """
-    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    text: str | bytes | TextIO
+    if isinstance(source, Path):
+        with source.open("rb") as file:
+            text = _yaml.read_limited(file)
+    else:
+        text = source
     jobs: list[AnyJob] = []
     for index, doc in enumerate(_yaml.load_documents(text)):
         if doc is None:

@@ -110,6 +110,13 @@ def _inline_core(name: str, description: str | None, stack: tuple[str, ...]) -> 
         raise ValueError(f"recursive core/v1 schema at {' -> '.join((*stack, name))}")
     schema = dict(core_definitions()[name])
     out = _walk_core(schema, (*stack, name))
+    if name == "Container":  # a pod cannot be created without: say so when the job is
+        rule = {
+            "rule": "has(self.image) && size(self.image) > 0",
+            "message": models.core_v1.IMAGE_REQUIRED,
+            "fieldPath": ".image",
+        }
+        out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), rule]
     if description:
         out["description"] = description
     return out
@@ -204,6 +211,11 @@ def _collapse_optional(node: dict[str, Any]) -> dict[str, Any]:
 
 def _clean(node: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in node.items() if k in _KEEP}
+    # every Int is bounded to int64 in the SDK; the API server's integers are int64 already
+    if out.get("minimum") == models.INT64_MIN:
+        del out["minimum"]
+    if out.get("maximum") == models.INT64_MAX:
+        del out["maximum"]
     if out.get("default", 0) is None:
         del out["default"]
     if isinstance(out.get("additionalProperties"), bool):

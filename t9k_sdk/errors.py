@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
+import yaml
 from pydantic import BaseModel, ValidationError
 
 __all__ = [
     "InvalidManifestError",
+    "InvalidYAMLError",
     "LegacyManifestWarning",
     "Problem",
     "T9kError",
@@ -26,6 +29,23 @@ class T9kError(Exception):
 
 class LegacyManifestWarning(FutureWarning):
     """A manifest used an old spelling or schema that the SDK converted to the current one."""
+
+
+class InvalidYAMLError(T9kError, yaml.YAMLError):
+    """A YAML input that cannot be read as Kubernetes objects: not UTF-8, too large, bad syntax,
+    nested too deep, aliases that expand too far or form a cycle, a key that is not a string or
+    is given twice, or a value JSON cannot hold (`!!set`, `!!binary`, `.nan`, ...).
+
+    `line` and `column` (1-based) say where, when known; `message` says what. It is also a
+    `yaml.YAMLError`, so code that catches PyYAML's errors keeps working.
+    """
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        where = f"line {line}, column {column}: " if line is not None else ""
+        super().__init__(f"{where}invalid YAML: {message}")
 
 
 @dataclass(frozen=True)
@@ -190,16 +210,44 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+_VALIDATOR_TAG = re.compile(r"function-(?:after|before|wrap|plain)\[.*, (\w+)\]")
+_MEMBER_TAGS = {"constrained-int": "int", "constrained-str": "str"}
 _UNION_TAGS = {"int": "an integer", "str": "a string", "bool": "true or false", "float": "a number"}
+
+
+def _member(part: str | int) -> str | int:
+    """A union member with a validator or bounds is tagged `function-after[f(), int]` or
+    `constrained-int` in an error's location: `int`."""
+    if not isinstance(part, str):
+        return part
+    m = _VALIDATOR_TAG.fullmatch(part)
+    if m is not None:
+        return m.group(1)
+    return _MEMBER_TAGS.get(part, part)
 
 
 def _merge_unions(errors: list[Any]) -> list[Any]:
     """A value that fails every member of `int | str` yields one error per member (with the
-    member as the last element of `loc`); report it once: "expected an integer or a string"."""
+    member as the last element of `loc`); report it once: "expected an integer or a string".
+    A value of the right type that fails that member's own check (an int beyond int64) is
+    reported with that check's message alone."""
+    normalized = []
+    for err in errors:
+        loc = tuple(_member(p) for p in err["loc"])
+        normalized.append({**err, "loc": loc})
+    checked = {
+        e["loc"][:-1]
+        for e in normalized
+        if e["loc"] and e["loc"][-1] in _UNION_TAGS and not e["type"].endswith("_type")
+    }
     merged: list[Any] = []
     by_loc: dict[tuple[Any, ...], Any] = {}
-    for err in errors:
-        loc = tuple(err["loc"])
+    for err in normalized:
+        loc = err["loc"]
+        if loc and loc[-1] in _UNION_TAGS and loc[:-1] in checked:
+            if not err["type"].endswith("_type"):
+                merged.append({**err, "loc": loc[:-1]})
+            continue
         if loc and loc[-1] in _UNION_TAGS and err["type"].endswith("_type"):
             key = loc[:-1]
             if key in by_loc:

@@ -69,10 +69,10 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
 
     def _argument_problems(self) -> list[Problem]:
         problems = super()._argument_problems()
-        if not CAIJ_SCRIPT.match(self.script[0]):
+        if not CAIJ_SCRIPT.fullmatch(self.script[0]):
             problems.append(Problem("script", f"{Msg.CAIJ_SCRIPT}; got {self.script[0]!r}"))
         for i, a in enumerate(self.extra_args or ()):
-            if not CAIJ_EXTRA_ARG.match(a):
+            if not CAIJ_EXTRA_ARG.fullmatch(a):
                 problems.append(Problem(f"extra_args[{i}]", f"{Msg.CAIJ_EXTRA_ARGS}; got {a!r}"))
             elif CAIJ_OWNED_ARG.match(a):
                 problems.append(

@@ -54,7 +54,7 @@ from t9k_sdk.client.status import (
     stuck_of,
 )
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.errors import InvalidManifestError
+from t9k_sdk.errors import InvalidManifestError, InvalidYAMLError
 from t9k_sdk.reconcile.desired import rules_for
 
 if TYPE_CHECKING:
@@ -176,8 +176,9 @@ def _collect(paths: Sequence[str]) -> tuple[list[_Loaded], list[str]]:
         yaml_files: list[Path] = []
         if arg == "-":
             try:
-                found.extend(_Loaded(j, "<stdin>") for j in codecs.load_all_yaml(sys.stdin.read()))
-            except InvalidManifestError as exc:
+                _, data = cli._read("-")
+                found.extend(_Loaded(j, "<stdin>") for j in codecs.load_all_yaml(data))
+            except (InvalidManifestError, InvalidYAMLError) as exc:
                 errors.append(f"<stdin>: {exc}")
             continue
         if path.is_dir():
@@ -194,14 +195,11 @@ def _collect(paths: Sequence[str]) -> tuple[list[_Loaded], list[str]]:
             python.append(arg)
         for file in yaml_files:
             try:
-                text = file.read_text(encoding="utf-8")
-                found.extend(_Loaded(j, str(file)) for j in codecs.load_all_yaml(text))
-            except InvalidManifestError as exc:
+                found.extend(_Loaded(j, str(file)) for j in codecs.load_all_yaml(file))
+            except (InvalidManifestError, InvalidYAMLError) as exc:
                 errors.append(f"{file}: {exc}")
-            except (OSError, UnicodeDecodeError) as exc:
-                errors.append(f"{file}: cannot read: {exc}")
-            except Exception as exc:  # YAML syntax errors
-                errors.append(f"{file}: invalid YAML: {exc}")
+            except OSError as exc:
+                errors.append(f"{file}: cannot read: {exc.strerror or exc}")
     if python:
         try:
             sources = cli._find_sources(python)

@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import Field
 
 from t9k_sdk.models import core_v1, meta_v1
-from t9k_sdk.models._base import K8sModel, K8sPassthroughModel
+from t9k_sdk.models._base import INT64_MAX, INT64_MIN, K8sModel, K8sPassthroughModel
 from t9k_sdk.models.batch_v1beta1 import *  # noqa: F403 - the module curates __all__
 from t9k_sdk.models.batch_v1beta1 import (
     ColossalAIJob,
@@ -40,6 +40,8 @@ LIST_KINDS: dict[str, type[GenericJobList] | type[DeepSpeedJobList] | type[Colos
 """List classes by kind."""
 
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
     "JOB_KINDS",
     "LIST_KINDS",
     "AnyJob",

@@ -15,11 +15,13 @@ Both are frozen: change a model with `replace()`, which validates again (pydanti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Self
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -32,6 +34,8 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
     "Bool",
     "Int",
     "IntOrString",
@@ -43,8 +47,12 @@ __all__ = [
     "wire_default",
 ]
 
-Int = Annotated[int, Strict()]
-"""An integer on the wire. `"2"` and `2.0` are rejected, as the API server rejects them."""
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+Int = Annotated[int, Strict(), Field(ge=INT64_MIN, le=INT64_MAX)]
+"""An integer on the wire (int64). `"2"` and `2.0` are rejected, as the API server rejects them."""
 
 Bool = Annotated[bool, Strict()]
 """A boolean on the wire. `"true"` and `1` are rejected."""
@@ -55,14 +63,26 @@ IntOrString = Annotated[
 ]
 """Kubernetes `intstr.IntOrString`: kept as given (2 stays 2, "2" stays "2")."""
 
+QUANTITY_PATTERN = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+_QUANTITY = re.compile(QUANTITY_PATTERN.removeprefix("^").removesuffix("$"))
+
+
+def _quantity(value: int | str) -> int | str:
+    # fullmatch: in Python's re, `$` also matches before a trailing newline; in Go's it does not
+    if isinstance(value, str) and not _QUANTITY.fullmatch(value):
+        raise PydanticCustomError(
+            "t9k_quantity",
+            "must be a resource quantity: a number with an optional suffix (m, k, M, G, T, P, E,"
+            f" Ki, Mi, Gi, Ti, Pi, Ei or an exponent), such as 2, '500m', '1.5' or '16Gi'; got"
+            f" {value!r}",
+        )
+    return value
+
+
 Quantity = Annotated[
     Int | str,
-    WithJsonSchema(
-        {
-            "x-kubernetes-int-or-string": True,
-            "pattern": r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$",
-        }
-    ),
+    AfterValidator(_quantity),
+    WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": QUANTITY_PATTERN}),
 ]
 """A resource quantity such as `2`, `"500m"` or `"16Gi"`. Ints stay ints through a round-trip."""
 

@@ -11,6 +11,7 @@ names carry the kind as a prefix; `wire_name()` gives the name used in the refer
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections import Counter
 from enum import StrEnum
@@ -20,6 +21,7 @@ from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_va
 from pydantic_core import PydanticCustomError
 
 from t9k_sdk.errors import LegacyManifestWarning
+from t9k_sdk.models import _names
 from t9k_sdk.models._base import (
     Bool,
     Int,
@@ -49,6 +51,8 @@ from t9k_sdk.models.meta_v1 import ListMeta, ObjectMeta
 __all__ = [
     "API_VERSION",
     "GROUP",
+    "MAX_PODS",
+    "MAX_SLOTS",
     "VERSION",
     "Aggregate",
     "AutotuneType",
@@ -113,9 +117,39 @@ MAX_ARG_LENGTH = 4096
 MAX_OPTION_LENGTH = 256
 MAX_PATH_LENGTH = 1024
 
+# Bounds on the size of a job. Kubernetes caps an Indexed batch/v1 Job at 100,000 completions
+# and its parallelism at 100,000; a T9k job keeps a status entry per pod in one object (etcd
+# stores at most 1.5 MiB per object, about 150 bytes per entry), and every pod of a DeepSpeedJob
+# or ColossalAIJob is a line of the hostfile every worker reads.
+MAX_PODS = 10_000
+"""Most pods of one job: replicas of one replica type, of all types together, and elastic
+min/max/expected replicas."""
+MAX_SLOTS = 1024
+"""Most processes per worker: config.slotsPerWorker (DeepSpeedJob), torchConfig.procPerWorker."""
+
+_TOTAL_PODS_MESSAGE = (
+    f"a job has at most {MAX_PODS} pods: the replicas of all replica specs add up to more"
+)
+
+
+def _total_pods_cel(default: str = "1") -> dict[str, Any]:
+    return cel(
+        f"self.map(r, has(r.replicas) ? r.replicas : {default}).sum() <= {MAX_PODS}",
+        _TOTAL_PODS_MESSAGE,
+    )
+
+
+def _total_pods_problems(counts: list[int]) -> list[tuple[str, str]]:
+    total = sum(counts)
+    if total <= MAX_PODS:
+        return []
+    return [
+        ("replicaSpecs", f"{_TOTAL_PODS_MESSAGE}; got {' + '.join(map(str, counts))} = {total}")
+    ]
+
 
 def _dns_label(value: str) -> str:
-    if not DNS_LABEL.match(value) or len(value) > MAX_NAME:
+    if not DNS_LABEL.fullmatch(value) or len(value) > MAX_NAME:
         raise PydanticCustomError("t9k_dns_label", f"{Msg.TYPE_DNS}; got {value!r}")
     return value
 
@@ -540,13 +574,21 @@ def _rename_legacy_enable(data: Any, where: str) -> Any:
 
 
 def _check_job_name(meta: ObjectMeta) -> ObjectMeta:
-    """metadata.name (or generateName) must exist and be a DNS label: it prefixes pod names."""
+    """metadata.name (or generateName) must exist and be a DNS label: it prefixes pod names.
+    The namespace, labels and annotations follow the API server's syntax."""
+    problems: list[tuple[str, str]] = []
     if meta.name is None:
         if not meta.generate_name:
-            raise rule_error([("name", "required field is missing (or give generateName)")])
-        return meta
-    if not DNS_LABEL.match(meta.name):
-        raise rule_error([("name", f"{Msg.NAME_DNS}; got {meta.name!r}")])
+            problems.append(("name", "required field is missing (or give generateName)"))
+        elif (why := _names.generate_name_problem(meta.generate_name)) is not None:
+            problems.append(("generateName", why))
+    elif not DNS_LABEL.fullmatch(meta.name):
+        problems.append(("name", f"{Msg.NAME_DNS}; got {meta.name!r}"))
+    if meta.namespace is not None and (why := _names.namespace_problem(meta.namespace)):
+        problems.append(("namespace", why))
+    problems += _names.label_problems(meta.labels, meta.annotations)
+    if problems:
+        raise rule_error(problems)
     return meta
 
 
@@ -556,7 +598,23 @@ JobMeta = Annotated[ObjectMeta, AfterValidator(_check_job_name)]
 def _name_problems(meta: ObjectMeta, longest_suffix: int, message: str) -> list[tuple[str, str]]:
     """Problems with metadata.name, given the longest '-<type>-<index>' suffix of a pod name."""
     name = meta.name
-    if name is None or not DNS_LABEL.match(name):
+    if (
+        name is None
+        and meta.generate_name
+        and _names.generate_name_problem(meta.generate_name) is None
+    ):
+        # the server makes the name: generateName (cut to 58 characters) + 5 random characters
+        length = min(len(meta.generate_name), _names.MAX_GENERATE_NAME) + _names.GENERATED_SUFFIX
+        if length + longest_suffix > MAX_NAME:
+            return [
+                (
+                    "metadata.generateName",
+                    f"{message}; got {meta.generate_name!r}: the generated name has {length}"
+                    f" characters, the longest pod name would have {length + longest_suffix}",
+                )
+            ]
+        return []
+    if name is None or not DNS_LABEL.fullmatch(name):
         return []  # reported by _check_job_name
     if len(name) + longest_suffix > MAX_NAME:
         return [
@@ -629,7 +687,7 @@ class ReplicaSpec(K8sModel):
 
     type: ReplicaTypeName
     """Replica type."""
-    replicas: Annotated[Int, Field(ge=0)] | None = wire_default(1)
+    replicas: Annotated[Int, Field(ge=0, le=MAX_PODS)] | None = wire_default(1)
     """The desired number of replicas of this replica type. Defaults to 1."""
     restart_policy: RestartPolicy | None = None
     """Restart policy for replicas of this replica type. One of Always, OnFailure, Never, ExitCode. Optional: Default to OnFailure."""
@@ -734,6 +792,7 @@ class GenericJobSpec(K8sModel):
                         " && size(r.template.spec.containers) > 0)",
                         Msg.CONTAINERS,
                     ),
+                    _total_pods_cel(),
                 ]
             },
         ),
@@ -744,6 +803,7 @@ class GenericJobSpec(K8sModel):
     def _cross_field_rules(self) -> Self:
         types = [r.type for r in self.replica_specs]
         problems = _types_unique_problems(types, "replicaSpecs")
+        problems += _total_pods_problems([r.replica_count for r in self.replica_specs])
         counts = {r.type: r.replica_count for r in self.replica_specs}
         problems += _finish_rule_problems(self.success_rules, "successRules", counts)
         problems += _finish_rule_problems(self.failure_rules, "failureRules", counts)
@@ -767,10 +827,17 @@ class GenericJobSpec(K8sModel):
         return [_finish_rule_indices(r) for r in rules or ()]
 
 
+def _last_index(cel_var: str) -> str:
+    """CEL for the largest pod index of a replica spec; 0 when it has no replicas, as in the SDK
+    (whose pod-name rule counts at least the one digit of index 0)."""
+    n = replicas_of(cel_var)
+    return f"({n} > 0 ? {n} - 1 : 0)"
+
+
 _REPLICA_NAMES_CEL = cel(
     "!has(self.metadata.name) || self.spec.replicaSpecs.all(r,"
     " size(self.metadata.name) + size(r.type)"
-    f" + size(string({replicas_of('r')} - 1)) + 2 <= 63)",
+    f" + size(string({_last_index('r')})) + 2 <= 63)",
     Msg.POD_NAME_LENGTH,
 )
 
@@ -778,7 +845,7 @@ _REPLICA_NAMES_CEL = cel(
 _CAIJ_NAMES_CEL = cel(
     "!has(self.metadata.name) || self.spec.replicaSpecs.all(r, size(self.metadata.name)"
     " + (r.type == 'launcher' ? size('-launcher') : size(r.type)"
-    f" + size(string({replicas_of('r')} - 1)) + 2) <= 63)",
+    f" + size(string({_last_index('r')})) + 2) <= 63)",
     Msg.CAIJ_POD_NAME_LENGTH,
 )
 
@@ -868,6 +935,30 @@ class GenericJobList(K8sModel):
 # ---------------------------------------------------------------------------------------------
 
 
+_ABSOLUTE_PATH = re.compile(r"/[^\x00-\x20\x7f]*")
+
+
+def _absolute_path(value: str) -> str:
+    if not _ABSOLUTE_PATH.fullmatch(value):
+        raise PydanticCustomError(
+            "t9k_path",
+            "must be an absolute path without spaces or control characters (it is written into"
+            f" the ssh and sshd configuration); got {value!r}",
+        )
+    return value
+
+
+AbsolutePath = Annotated[
+    str,
+    Field(max_length=MAX_PATH_LENGTH),
+    AfterValidator(_absolute_path),
+    WithJsonSchema(
+        {"type": "string", "pattern": f"^{_ABSOLUTE_PATH.pattern}$", "maxLength": MAX_PATH_LENGTH}
+    ),
+]
+"""An absolute path that is safe to write into a configuration file: no whitespace, no controls."""
+
+
 class SSHConfig(K8sModel):
     """SSHConfig specifies various configurations for running the SSH daemon (sshd)."""
 
@@ -884,11 +975,9 @@ class SSHConfig(K8sModel):
         }
     )
 
-    auth_mount_path: Annotated[str, Field(pattern=r"^/", max_length=MAX_PATH_LENGTH)] | None = (
-        wire_default("/root/.ssh")
-    )
+    auth_mount_path: AbsolutePath | None = wire_default("/root/.ssh")
     """SSHAuthMountPath is the directory where SSH keys are mounted. Defaults to "/root/.ssh"."""
-    sshd_path: Annotated[str, Field(pattern=r"^/")] | None = wire_default("/usr/sbin/sshd")
+    sshd_path: AbsolutePath | None = wire_default("/usr/sbin/sshd")
     """The location of the sshd executable file, an absolute path. Defaults to "/usr/sbin/sshd"."""
 
 
@@ -925,7 +1014,7 @@ class TorchConfig(K8sModel):
         }
     )
 
-    proc_per_worker: Annotated[Int, Field(ge=1)] | None = wire_default(1)
+    proc_per_worker: Annotated[Int, Field(ge=1, le=MAX_SLOTS)] | None = wire_default(1)
     """The number of processes of a worker. Defaults to 1."""
     script: Annotated[
         list[Annotated[str, Field(max_length=MAX_ARG_LENGTH)]],
@@ -940,10 +1029,10 @@ class TorchConfig(K8sModel):
     @model_validator(mode="after")
     def _launchable(self) -> Self:
         problems: list[tuple[str, str]] = []
-        if not CAIJ_SCRIPT.match(self.script[0]):
+        if not CAIJ_SCRIPT.fullmatch(self.script[0]):
             problems.append(("script[0]", f"{Msg.CAIJ_SCRIPT}; got {self.script[0]!r}"))
         for i, a in enumerate(self.extra_args or ()):
-            if not CAIJ_EXTRA_ARG.match(a):
+            if not CAIJ_EXTRA_ARG.fullmatch(a):
                 problems.append((f"extraArgs[{i}]", f"{Msg.CAIJ_EXTRA_ARGS}; got {a!r}"))
             elif CAIJ_OWNED_ARG.match(a):
                 problems.append((f"extraArgs[{i}]", f"{Msg.CAIJ_EXTRA_ARGS_OWNED}; got {a!r}"))
@@ -957,7 +1046,7 @@ class ColossalAIReplicaSpec(K8sModel):
 
     type: ColossalAIReplicaType
     """Replica type: launcher or worker."""
-    replicas: Annotated[Int, Field(ge=0)] | None = wire_default(1)
+    replicas: Annotated[Int, Field(ge=0, le=MAX_PODS)] | None = wire_default(1)
     """The desired number of replicas of this replica type. Defaults to 1."""
     restart_policy: RestartPolicy | None = None
     """Restart policy for replicas of this replica type. One of Always, OnFailure, Never. Optional: Default to OnFailure."""
@@ -1071,6 +1160,7 @@ class ColossalAIJobSpec(K8sModel):
                         Msg.CAIJ_LAUNCHER,
                     ),
                     cel("self.exists(r, r.type == 'worker')", Msg.CAIJ_WORKER),
+                    _total_pods_cel(),
                 ]
             },
         ),
@@ -1086,6 +1176,7 @@ class ColossalAIJobSpec(K8sModel):
     def _cross_field_rules(self) -> Self:
         types = [r.type.value for r in self.replica_specs]
         problems = _types_unique_problems(types, "replicaSpecs")
+        problems += _total_pods_problems([r.replica_count for r in self.replica_specs])
         launchers = [i for i, t in enumerate(types) if t == ColossalAIReplicaType.LAUNCHER]
         if len(launchers) != 1:
             problems.append(("replicaSpecs", f"{Msg.CAIJ_LAUNCHER}; found {len(launchers)}"))
@@ -1233,7 +1324,7 @@ class Config(K8sModel):
 
     custom_command: str | None = None
     """Custom launch commands, when enabled, other options in Config except for slotsPerWorker will not take effect."""
-    slots_per_worker: Annotated[Int, Field(ge=1)] | None = wire_default(1)
+    slots_per_worker: Annotated[Int, Field(ge=1, le=MAX_SLOTS)] | None = wire_default(1)
     """The number of slots for each worker/replica. This is normally set to the number of GPUs requested for each replica."""
     local_rank: Bool | None = wire_default(True)
     """If parameter local_rank should be passed to training programs."""
@@ -1305,11 +1396,11 @@ class ElasticConfig(K8sModel):
 
     enabled: Bool | None = wire_default(False)
     """Set true to use elastic training."""
-    min_replicas: Annotated[Int, Field(ge=1)] | None = None
+    min_replicas: Annotated[Int, Field(ge=1, le=MAX_PODS)] | None = None
     """The minimum number of replicas to start to run this elastic compute. The autoscaler cannot scale down an elastic job below this number. This value cannot be changed once the job is created."""
-    max_replicas: Annotated[Int, Field(ge=1)] | None = None
+    max_replicas: Annotated[Int, Field(ge=1, le=MAX_PODS)] | None = None
     """The maximum number of replicas to start to run this elastic compute. The autoscaler cannot scale up an elastic job over this number. This value cannot be changed once the job is created."""
-    expected_replicas: Annotated[Int, Field(ge=1)] | None = None
+    expected_replicas: Annotated[Int, Field(ge=1, le=MAX_PODS)] | None = None
     """Number of replicas to be created. This number can be set to an initial value upon creation. This value can be modified dynamically by an external entity, such as a user or an autoscaler, to scale the job up or down."""
 
     @model_validator(mode="before")
@@ -1357,7 +1448,7 @@ class DeepSpeedRunPolicy(K8sModel):
 class Worker(K8sModel):
     """Worker defines the configurations for DeepSpeedJob worker replicas."""
 
-    replicas: Annotated[Int, Field(ge=0)] | None = wire_default(1)
+    replicas: Annotated[Int, Field(ge=0, le=MAX_PODS)] | None = wire_default(1)
     """The number of workers to launch. Defaults to 1."""
     template: PodTemplateSpec
     """Describes the pod that will be created for this replica. Note that RestartPolicy in PodTemplateSpec will always be set to Never as the job controller will decide if restarts are desired."""
@@ -1524,7 +1615,7 @@ class DeepSpeedJob(_Job):
                 _NAME_CEL,
                 cel(
                     "!has(self.metadata.name) || size(self.metadata.name) + size('-worker-')"
-                    " + size(string(max_workers - 1)) <= 63".replace(
+                    " + size(string(max_workers > 0 ? max_workers - 1 : 0)) <= 63".replace(
                         "max_workers",
                         "((has(self.spec.elastic) && has(self.spec.elastic.maxReplicas)"
                         " && self.spec.elastic.maxReplicas > (has(self.spec.worker.replicas)"

@@ -7,12 +7,22 @@ Kubernetes schema is accepted and kept unchanged (they are `K8sPassthroughModel`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
-from t9k_sdk.models._base import Bool, Int, IntOrString, K8sPassthroughModel, Quantity
+from pydantic import model_validator
+
+from t9k_sdk.models._base import (
+    Bool,
+    Int,
+    IntOrString,
+    K8sPassthroughModel,
+    Quantity,
+    rule_error,
+)
 from t9k_sdk.models.meta_v1 import ObjectMeta
 
 __all__ = [
+    "IMAGE_REQUIRED",
     "Container",
     "ContainerPort",
     "EnvVar",
@@ -76,6 +86,11 @@ class Volume(K8sPassthroughModel):
     """Name of the volume, unique within the pod."""
 
 
+IMAGE_REQUIRED = "every container needs an image"
+"""Message of the rule (SDK and CRD) that a container names its image: the kubelet cannot start
+one without, and the API server refuses such a pod, so the job would fail only once it runs."""
+
+
 class Container(K8sPassthroughModel):
     """A container of a pod."""
 
@@ -99,6 +114,12 @@ class Container(K8sPassthroughModel):
     """Volumes to mount into the container."""
     image_pull_policy: str | None = None
     """Always, Never or IfNotPresent."""
+
+    @model_validator(mode="after")
+    def _image(self) -> Self:
+        if not self.image:
+            raise rule_error([("image", f"{IMAGE_REQUIRED}; got {self.image!r}")])
+        return self
 
 
 class PodSpec(K8sPassthroughModel):

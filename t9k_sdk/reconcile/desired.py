@@ -8,12 +8,13 @@ failure, and how restarts are budgeted. The generic machinery here and in `core.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from t9k_sdk import codecs, models
 from t9k_sdk.codecs import AnyJob
@@ -91,8 +92,35 @@ def owner_reference(job: AnyJob) -> dict[str, Any]:
     }
 
 
+_T = TypeVar("_T")
+
+
+def _once(method: Callable[[Any], _T]) -> Callable[[Any], _T]:
+    """Compute `method()` once per rules object (one pass); later calls return the same value.
+
+    The job is frozen, so the structure derived from it cannot change during a pass. Without
+    this, per-pod helpers that ask for every slot (`is_master`) or every group (`group`,
+    `substitute`) made a pass quadratic in the number of pods. Callers must not modify the result.
+    """
+    key = method.__qualname__
+
+    @functools.wraps(method)
+    def wrapper(self: Any) -> _T:
+        memo: dict[str, Any] = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            memo[key] = method(self)
+        result: _T = memo[key]
+        return result
+
+    return wrapper
+
+
 class KindRules:
-    """What differs between the job kinds. Subclasses override the hooks."""
+    """What differs between the job kinds. Subclasses override the hooks.
+
+    `groups()` and `slots()` are computed once per rules object, also where a subclass
+    overrides them (see `_once`).
+    """
 
     kind_label: str = ""
     debug_command: tuple[str, ...] = DEFAULT_DEBUG_COMMAND
@@ -102,11 +130,18 @@ class KindRules:
     def __init__(self, job: AnyJob) -> None:
         self.job = job
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in ("groups", "slots"):
+            if name in cls.__dict__:
+                setattr(cls, name, _once(cls.__dict__[name]))
+
     # -- structure ------------------------------------------------------------------------------
 
     def groups(self) -> list[ReplicaGroup]:
         raise NotImplementedError
 
+    @_once
     def slots(self) -> list[Slot]:
         """Every replica, in order: by replica type, then index."""
         return [

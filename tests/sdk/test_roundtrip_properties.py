@@ -61,7 +61,7 @@ def generic_jobs(draw: st.DrawFn) -> dict[str, Any]:
     counts = {t: draw(st.integers(min_value=0, max_value=12)) for t in types}
     specs = []
     for t in types:
-        container: dict[str, Any] = {"name": t, "image": draw(FREE_TEXT)}
+        container: dict[str, Any] = {"name": t, "image": draw(FREE_TEXT.filter(bool))}
         if draw(st.booleans()):
             container["command"] = draw(st.lists(FREE_TEXT, max_size=4))
         if draw(st.booleans()):

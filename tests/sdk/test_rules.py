@@ -213,7 +213,7 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         "colossalai-sshd-relative",
         colossalai_job(ssh={"sshdPath": "usr/sbin/sshd"}),
         "spec.ssh.sshdPath",
-        "pattern",
+        "must be an absolute path",
     ),
     (
         "misspelled-field",
@@ -233,6 +233,64 @@ INVALID: list[tuple[str, dict[str, Any], str, str]] = [
         {**generic_job(), "apiVersion": "batch.tensorstack.dev/v1"},
         "apiVersion",
         "batch.tensorstack.dev/v1beta1",
+    ),
+]
+
+# Size limits (MAX_PODS pods per job, MAX_SLOTS processes per worker): the message names the
+# value and the maximum.
+INVALID += [
+    (
+        "replicas-above-maximum",
+        generic_job(replicaSpecs=[{**W, "replicas": 100_000_000}]),
+        "spec.replicaSpecs[0].replicas",
+        "less than or equal to 10000; got 100000000",
+    ),
+    (
+        "total-pods-above-maximum",
+        generic_job(
+            replicaSpecs=[
+                {**W, "type": "a", "replicas": 6000},
+                {**W, "type": "b", "replicas": 6000},
+            ]
+        ),
+        "spec.replicaSpecs",
+        "a job has at most 10000 pods: the replicas of all replica specs add up to more;"
+        " got 6000 + 6000 = 12000",
+    ),
+    (
+        "colossalai-total-pods-above-maximum",
+        colossalai_job(
+            replicaSpecs=[
+                {"type": "launcher", "template": pod("launcher")},
+                {"type": "worker", "replicas": 10_000, "template": pod("worker")},
+            ]
+        ),
+        "spec.replicaSpecs",
+        "got 1 + 10000 = 10001",
+    ),
+    (
+        "deepspeed-workers-above-maximum",
+        deepspeed_job(worker={"replicas": 10_001, "template": pod("worker")}),
+        "spec.worker.replicas",
+        "less than or equal to 10000; got 10001",
+    ),
+    (
+        "elastic-max-above-maximum",
+        deepspeed_job(elastic={"enabled": True, "minReplicas": 1, "maxReplicas": 20_000}),
+        "spec.elastic.maxReplicas",
+        "less than or equal to 10000; got 20000",
+    ),
+    (
+        "slots-per-worker-above-maximum",
+        deepspeed_job(config={"slotsPerWorker": 4096, "run": {"python": ["a.py"]}}),
+        "spec.config.slotsPerWorker",
+        "less than or equal to 1024; got 4096",
+    ),
+    (
+        "proc-per-worker-above-maximum",
+        colossalai_job(torchConfig={"script": ["train.py"], "procPerWorker": 1025}),
+        "spec.torchConfig.procPerWorker",
+        "less than or equal to 1024; got 1025",
     ),
 ]
 
@@ -276,6 +334,18 @@ INVALID += [
         colossalai_job(torchConfig={"script": ["--max_restarts=3", "train.py"]}),
         "spec.torchConfig.script[0]",
         "must start with a Python file ending in .py",
+    ),
+    (
+        "colossalai-script-trailing-newline",
+        colossalai_job(torchConfig={"script": ["train.py\n"]}),
+        "spec.torchConfig.script[0]",
+        "must start with a Python file ending in .py",
+    ),
+    (
+        "colossalai-extra-args-trailing-newline",
+        colossalai_job(torchConfig={"script": ["t.py"], "extraArgs": ["--max_restarts=3\n"]}),
+        "spec.torchConfig.extraArgs[0]",
+        "one torchrun option, '--name' or '--name=value'",
     ),
     (
         "colossalai-extra-args-split-value",
@@ -458,8 +528,22 @@ def test_invalid_manifest_is_rejected_naming_the_field(
 
 @pytest.mark.parametrize(
     "manifest",
-    [generic_job(), deepspeed_job(), colossalai_job()],
-    ids=["GenericJob", "DeepSpeedJob", "ColossalAIJob"],
+    [
+        generic_job(),
+        deepspeed_job(),
+        colossalai_job(),
+        generic_job(
+            replicaSpecs=[
+                {**W, "type": "a", "replicas": 5000},
+                {**W, "type": "b", "replicas": 5000},
+            ]
+        ),
+        deepspeed_job(
+            elastic={"enabled": True, "minReplicas": 1, "maxReplicas": 10_000},
+            config={"slotsPerWorker": 1024, "run": {"python": ["a.py"]}},
+        ),
+    ],
+    ids=["GenericJob", "DeepSpeedJob", "ColossalAIJob", "10000-pods", "elastic-10000"],
 )
 def test_minimal_manifests_are_valid(manifest: dict[str, Any]) -> None:
     assert validate_manifest(manifest) == []
@@ -531,7 +615,7 @@ def test_duplicate_keys_are_an_error_not_last_one_wins() -> None:
     from t9k_sdk import load_all_yaml
 
     text = "apiVersion: batch.tensorstack.dev/v1beta1\nkind: GenericJob\nkind: DeepSpeedJob\n"
-    with pytest.raises(_yaml.YAMLError, match="found duplicate key 'kind'"):
+    with pytest.raises(_yaml.YAMLError, match="duplicate key 'kind'"):
         load_all_yaml(text)
 
 

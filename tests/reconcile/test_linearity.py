@@ -1,0 +1,116 @@
+"""A reconcile pass does work linear in the number of pods.
+
+Not a timed test: the work of a pass is measured as the number of Python function calls it makes
+(`sys.setprofile`), which does not depend on the machine. For a job of n, 2n and 3n pods the
+extra work from n to 2n and from 2n to 3n must be the same (a quadratic pass, such as one that
+lists every replica again for each pod, adds more and more per step). Timings of large jobs are
+in bench/reconcile.py and docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from t9k_sdk.reconcile import Observed, reconcile
+from tests.sdk.manifests import colossalai_job, deepspeed_job, generic_job, pod
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _generic(n: int) -> dict[str, Any]:
+    # two replica types, finish rules and per-replica services with variables to substitute
+    job = generic_job(
+        replicaSpecs=[
+            {"type": "ps", "replicas": 2, "template": pod("ps", args=["$(rank)"])},
+            {
+                "type": "worker",
+                "replicas": n,
+                "template": pod("worker", args=["--ps=$(service.ps[0].host)", "$(replicas[ps])"]),
+            },
+        ],
+        successRules=[{"worker": [0]}],
+        service={"ports": [{"name": "http", "port": 80}]},
+        scheduler={"t9kScheduler": {"queue": "default"}},
+    )
+    return job
+
+
+def _deepspeed(n: int) -> dict[str, Any]:
+    job = deepspeed_job()
+    job["spec"]["worker"]["replicas"] = n
+    return job
+
+
+def _colossalai(n: int) -> dict[str, Any]:
+    job = colossalai_job()
+    job["spec"]["replicaSpecs"][1]["replicas"] = n
+    return job
+
+
+def _running(created: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any], ...]:
+    """The pods of a first pass, as the API server returns them once they run."""
+    out = []
+    for i, manifest in enumerate(created):
+        if manifest["kind"] != "Pod":
+            continue
+        meta = {**manifest["metadata"], "uid": f"uid-{i}"}
+        containers = manifest["spec"]["containers"]
+        status = {
+            "phase": "Running",
+            "containerStatuses": [
+                {"name": c["name"], "ready": True, "state": {"running": {}}} for c in containers
+            ],
+        }
+        out.append({**manifest, "metadata": meta, "status": status})
+    return tuple(out)
+
+
+def _calls(fn: Callable[[], object]) -> int:
+    count = 0
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        nonlocal count
+        if event == "call":
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def _work(make: Callable[[int], dict[str, Any]], n: int) -> tuple[int, int]:
+    """Function calls of a first pass (creates every pod) and of a steady pass (all running)."""
+    job = make(n)
+    job["metadata"].update(uid="job-uid", namespace="ns")
+    first = reconcile(job, Observed(), now=NOW)
+    observed = Observed(pods=_running(first.create))
+    steady = reconcile(job, observed, now=NOW)
+    job = {**job, "status": steady.status}
+    return (
+        _calls(lambda: reconcile(job, Observed(), now=NOW)),
+        _calls(lambda: reconcile(job, observed, now=NOW)),
+    )
+
+
+@pytest.mark.parametrize("make", [_generic, _deepspeed, _colossalai], ids=lambda m: m.__name__)
+def test_a_pass_makes_the_same_extra_calls_per_extra_pod(
+    make: Callable[[int], dict[str, Any]],
+) -> None:
+    n = 60
+    (f1, s1), (f2, s2), (f3, s3) = (_work(make, k * n) for k in (1, 2, 3))
+    for name, a, b, c in (("first pass", f1, f2, f3), ("steady pass", s1, s2, s3)):
+        step1, step2 = b - a, c - b
+        assert step1 > 0, name
+        # linear: equal steps (a few calls of slack for the digits of pod indices and such)
+        assert abs(step2 - step1) <= 0.02 * step1, (
+            f"{name}: {a} calls for {n} pods, {b} for {2 * n}, {c} for {3 * n}:"
+            f" the second {n} pods cost {step2 - step1:+} calls more than the first"
+        )

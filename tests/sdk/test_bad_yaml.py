@@ -1,0 +1,207 @@
+"""Hostile and broken YAML: every bad file gets one clear error, in bounded time and memory.
+
+Each input is read through the Python API (`load_all_yaml`, `validate`'s loader) and through the
+command line (`validate`, `plan`, `convert`, and the loader of `apply -f`). All of them run in one
+child process with a cap on memory and CPU time, so a regression (an alias bomb that expands, a
+cycle that recurses) fails the test instead of hanging or swapping the CI machine.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+
+from t9k_sdk import _yaml
+
+GOOD = """\
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: GenericJob
+metadata:
+  name: ok
+spec:
+  replicaSpecs:
+  - type: worker
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: pytorch/pytorch:2.4.0
+"""
+
+
+def _alias_bomb() -> bytes:
+    """'Billion laughs' in a job: nine levels of nine aliases, 9**9 strings from 772 bytes.
+
+    Inside `affinity` (kept as given by the models) it used to be expanded by validation until
+    the process ran out of memory.
+    """
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level in range(1, 9):
+        name, prev = chr(ord("a") + level), chr(ord("a") + level - 1)
+        lines.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 9)}]")
+    bomb = "".join(" " * 12 + line + "\n" for line in lines)
+    job = GOOD + "        affinity:\n          x:\n" + bomb
+    return job.encode()
+
+
+# name -> (file content, "line L, column C" expected, a phrase of the message)
+CASES: dict[str, tuple[bytes, str, str]] = {
+    "alias bomb": (_alias_bomb(), "line 19, column 16", "more than 250,000 values"),
+    "alias cycle": (b"spec: &a\n  self: *a\n", "line 2, column 9", "a cycle"),
+    "undefined alias": (b"spec: *nowhere\n", "line 1, column 7", "refers to no anchor"),
+    "unhashable key": (b"? [a, b]\n: 1\n", "line 1, column 3", "keys must be strings; got a list"),
+    "mapping key": (b"{a: 1}: x\n", "line 1, column 1", "keys must be strings; got a mapping"),
+    "integer key": (b"metadata:\n  labels:\n    1: x\n", "line 3, column 5", "got an integer (1)"),
+    "set": (b"tags: !!set {a, b}\n", "line 1, column 7", "tag !!set is not allowed"),
+    "binary key": (b"!!binary aGk=: 1\n", "line 1, column 1", "tag !!binary is not allowed"),
+    "python tag": (
+        b"x: !!python/object/apply:os.system [echo]\n",
+        "line 1, column 4",
+        "tag !!python/object/apply:os.system is not allowed",
+    ),
+    "timestamp tag": (b"x: !!timestamp 2024-01-01\n", "line 1, column 4", "!!timestamp"),
+    "nan": (b"x: .nan\n", "line 1, column 4", ".nan is not a number JSON can hold"),
+    "huge integer": (b"x: " + b"9" * 5000 + b"\n", "line 1, column 4", "5000 digits"),
+    "bad explicit int": (b"x: !!int abc\n", "line 1, column 1", "cannot read a value"),
+    "non-UTF-8": (
+        GOOD.replace("ok", "\xe9t\xe9").encode("latin-1"),
+        "line 4, column 9",
+        "not UTF-8 text: byte 0xe9 at byte offset 77",
+    ),
+    "nesting 500 deep": (
+        b"x: " + b"[" * 500 + b"]" * 500 + b"\n",
+        "line 1, column 103",
+        "100 deep",
+    ),
+    "nesting 100000 deep": (b"[" * 100_000, "line 1, column 101", "100 deep"),
+    "too large": (b"# " + b"x" * _yaml.MAX_BYTES + b"\n", "", "larger than 8 MiB"),
+    "duplicate key": (
+        b"kind: GenericJob\nkind: DeepSpeedJob\n",
+        "line 2, column 1",
+        "duplicate key 'kind' (first at line 1)",
+    ),
+    "syntax": (b"metadata:\n  name: a: b\n", "line 2, column 10", "mapping values are not allowed"),
+    "bad document after a good one": (
+        GOOD.encode() + b"---\n" + b"a: [1\n",
+        "line 15, column 1",
+        "did not find expected",
+    ),
+}
+
+_CHILD = """
+import contextlib, io, json, resource, sys
+from pathlib import Path
+
+resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))
+resource.setrlimit(resource.RLIMIT_CPU, ({cpu}, {cpu}))
+
+from t9k_sdk import InvalidYAMLError, load_all_yaml
+from t9k_sdk.cli import main
+from t9k_sdk.client.commands import _collect
+
+def run(argv, stdin=None):
+    out, err = io.StringIO(), io.StringIO()
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(argv)
+    return [status, out.getvalue(), err.getvalue()]
+
+results = {{}}
+for path in sorted(Path(sys.argv[1]).iterdir()):
+    data = path.read_bytes()
+    entry = {{}}
+    for source in ("bytes", "path"):
+        try:
+            load_all_yaml(data if source == "bytes" else path)
+            entry[source] = ["ok", ""]
+        except InvalidYAMLError as exc:
+            entry[source] = ["InvalidYAMLError", str(exc)]
+        except BaseException as exc:
+            entry[source] = [type(exc).__name__, str(exc)[:300]]
+    entry["validate"] = run(["validate", str(path)])
+    entry["validate-stdin"] = run(["validate", "-"], stdin=data)
+    entry["plan"] = run(["plan", str(path)])
+    entry["convert"] = run(["convert", str(path)])
+    loaded, errors = _collect([str(path)])
+    entry["apply"] = [len(loaded), errors]
+    results[path.stem] = entry
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """What every reader made of every case, from one child process capped at 1 GiB and 60 s."""
+    folder = tmp_path_factory.mktemp("bad-yaml")
+    for i, (content, _, _) in enumerate(CASES.values()):
+        (folder / f"case{i:02d}.yaml").write_bytes(content)
+    script = _CHILD.format(memory=1024**3, cpu=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, f"the readers crashed or ran out of memory:\n{proc.stderr[-3000:]}"
+    by_file: dict[str, Any] = json.loads(proc.stdout)
+    return {name: by_file[f"case{i:02d}"] for i, name in enumerate(CASES)} | {"_folder": folder}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_python_api_raises_one_error_type_naming_the_position(
+    results: dict[str, Any], case: str
+) -> None:
+    _, where, phrase = CASES[case]
+    for source in ("bytes", "path"):
+        kind, message = results[case][source]
+        assert kind == "InvalidYAMLError", (source, kind, message)
+        assert message.startswith(f"{where}: invalid YAML: " if where else "invalid YAML: ")
+        assert phrase in message
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_cli_reports_one_line_with_file_and_position_and_exits_1(
+    results: dict[str, Any], case: str
+) -> None:
+    _, where, phrase = CASES[case]
+    path = results["_folder"] / f"case{list(CASES).index(case):02d}.yaml"
+    prefix = f"{path}: {where}: invalid YAML: " if where else f"{path}: invalid YAML: "
+
+    status, out, err = results[case]["validate"]
+    assert (status, err) == (1, "")
+    *lines, summary = out.splitlines()
+    assert summary == "1 file with invalid YAML (1 file checked)"
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(prefix)
+    assert phrase in lines[0]
+
+    status, out, err = results[case]["validate-stdin"]
+    assert status == 1
+    assert out.splitlines()[0] == lines[0].replace(str(path), "<stdin>")
+
+    for command in ("plan", "convert"):
+        status, out, err = results[case][command]
+        assert (status, out) == (1, ""), command
+        assert err.splitlines() == [f"t9k-sdk: error: {lines[0]}"], command
+
+    loaded, errors = results[case]["apply"]
+    assert (loaded, errors) == (0, [lines[0]])
+
+
+def test_aliases_within_the_budget_and_merge_keys_still_load() -> None:
+    text = textwrap.dedent("""\
+        base: &base {image: pytorch/pytorch:2.4.0, imagePullPolicy: IfNotPresent}
+        one: *base
+        two: {<<: *base, name: worker}
+        date: 2024-01-01
+        """)
+    (doc,) = _yaml.load_documents(text)
+    assert doc["one"] == doc["base"]
+    assert doc["two"] == {**doc["base"], "name": "worker"}
+    assert doc["date"] == "2024-01-01"  # a string, as in Kubernetes, not a datetime
