@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -110,3 +111,28 @@ def pod_gone(core_v1: client.CoreV1Api, namespace: str, name: str) -> bool:
             return True
         raise
     return False
+
+
+def service_account_kubeconfig(
+    core_v1: client.CoreV1Api, kubeconfig: Path, namespace: str, path: Path
+) -> Path:
+    """Write to `path` a kubeconfig for the `t9k-operator` service account of `namespace` (a
+    one-hour token) on the cluster of `kubeconfig`, and return `path`."""
+    token = core_v1.create_namespaced_service_account_token(
+        "t9k-operator",
+        namespace,
+        client.AuthenticationV1TokenRequest(
+            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
+        ),
+    ).status.token
+    config = yaml.safe_load(kubeconfig.read_text())
+    sa_config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "local", "cluster": config["clusters"][0]["cluster"]}],
+        "users": [{"name": "operator", "user": {"token": token}}],
+        "contexts": [{"name": "sa", "context": {"cluster": "local", "user": "operator"}}],
+        "current-context": "sa",
+    }
+    path.write_text(yaml.safe_dump(sa_config))
+    return path

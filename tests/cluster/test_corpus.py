@@ -12,23 +12,10 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from t9k_sdk import _yaml, models
+from t9k_sdk import _yaml
 from t9k_sdk.validation import validate_manifest
-from tests.cluster.test_crd_validation import _server_fields
+from tests.cluster.test_crd_validation import _dry_run_create, _server_fields
 from tests.sdk.test_corpus import INVALID, VALID, expected_path
-
-
-def _dry_run_create(api: client.CustomObjectsApi, namespace: str, manifest: dict[str, Any]) -> None:
-    plural = models.JOB_KINDS[manifest["kind"]].PLURAL
-    api.create_namespaced_custom_object(
-        "batch.tensorstack.dev",
-        "v1beta1",
-        namespace,
-        plural,
-        manifest,
-        dry_run="All",
-        field_validation="Strict",
-    )
 
 
 @pytest.fixture

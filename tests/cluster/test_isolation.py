@@ -8,14 +8,12 @@ install runs its own operator as a service account with exactly the install's Ro
 from __future__ import annotations
 
 import base64
-import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
@@ -31,7 +29,7 @@ from tests.cluster.e2e_helpers import (
     replica,
     stays,
 )
-from tests.cluster.kube_helpers import wait_for
+from tests.cluster.kube_helpers import service_account_kubeconfig, wait_for
 from tests.cluster.operator_helpers import (
     Operator,
     create_job,
@@ -236,30 +234,6 @@ def test_a_create_the_server_refuses_lands_on_the_job_and_an_edit_recovers(
 # --- a namespace-scoped operator -------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def service_account_kubeconfig(
-    core_v1: client.CoreV1Api, kubeconfig: Path, namespace: str, path: Path
-) -> Iterator[Path]:
-    token = core_v1.create_namespaced_service_account_token(
-        "t9k-operator",
-        namespace,
-        client.AuthenticationV1TokenRequest(
-            spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
-        ),
-    ).status.token
-    config = yaml.safe_load(kubeconfig.read_text())
-    sa_config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "local", "cluster": config["clusters"][0]["cluster"]}],
-        "users": [{"name": "operator", "user": {"token": token}}],
-        "contexts": [{"name": "sa", "context": {"cluster": "local", "user": "operator"}}],
-        "current-context": "sa",
-    }
-    path.write_text(yaml.safe_dump(sa_config))
-    yield path
-
-
 def test_a_namespace_scoped_install_runs_jobs_and_cannot_reach_other_namespaces(
     start_operator: Callable[..., Operator],
     custom: client.CustomObjectsApi,
@@ -280,34 +254,34 @@ def test_a_namespace_scoped_install_runs_jobs_and_cannot_reach_other_namespaces(
     for binding in by_kind(manifests, "RoleBinding"):
         rbac.create_namespaced_role_binding(namespace, binding)
 
-    with service_account_kubeconfig(
+    sa_kubeconfig = service_account_kubeconfig(
         core_v1, kubeconfig, namespace, tmp_path / "sa-kubeconfig"
-    ) as sa_kubeconfig:
-        op = start_operator(kubeconfig_path=sa_kubeconfig)
-        op.wait_ready("leader")
-        job = generic_job("scoped", replica("w", 2, annotations=finish(0)))
-        create_job(custom, namespace, job)
-        wait_job_phase(custom, namespace, "scoped", "Succeeded")
-        assert "Forbidden" not in op.log()
+    )
+    op = start_operator(kubeconfig_path=sa_kubeconfig)
+    op.wait_ready("leader")
+    job = generic_job("scoped", replica("w", 2, annotations=finish(0)))
+    create_job(custom, namespace, job)
+    wait_job_phase(custom, namespace, "scoped", "Succeeded")
+    assert "Forbidden" not in op.log()
 
-        sa_api = client.ApiClient(configuration_for(sa_kubeconfig))
-        try:
-            sa_core = client.CoreV1Api(sa_api)
-            sa_core.list_namespaced_pod(namespace)  # allowed where it works
-            for attempt in (
-                lambda: sa_core.list_namespaced_pod("default"),
-                lambda: sa_core.list_pod_for_all_namespaces(),
-                lambda: sa_core.list_namespaced_secret("kube-system"),
-                lambda: sa_core.create_namespaced_secret(
-                    "default", client.V1Secret(metadata=client.V1ObjectMeta(name="x"))
-                ),
-                lambda: client.CoordinationV1Api(sa_api).list_namespaced_lease("kube-system"),
-            ):
-                with pytest.raises(ApiException) as denied:
-                    attempt()
-                assert denied.value.status == 403
-        finally:
-            sa_api.close()
+    sa_api = client.ApiClient(configuration_for(sa_kubeconfig))
+    try:
+        sa_core = client.CoreV1Api(sa_api)
+        sa_core.list_namespaced_pod(namespace)  # allowed where it works
+        for attempt in (
+            lambda: sa_core.list_namespaced_pod("default"),
+            lambda: sa_core.list_pod_for_all_namespaces(),
+            lambda: sa_core.list_namespaced_secret("kube-system"),
+            lambda: sa_core.create_namespaced_secret(
+                "default", client.V1Secret(metadata=client.V1ObjectMeta(name="x"))
+            ),
+            lambda: client.CoordinationV1Api(sa_api).list_namespaced_lease("kube-system"),
+        ):
+            with pytest.raises(ApiException) as denied:
+                attempt()
+            assert denied.value.status == 403
+    finally:
+        sa_api.close()
 
 
 def by_kind(manifests: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

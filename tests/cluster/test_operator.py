@@ -16,11 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from kubernetes import client
 
 from t9k_sdk.install import install_manifests
-from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR, wait_for
+from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR, service_account_kubeconfig, wait_for
 from tests.cluster.operator_helpers import (
     API_VERSION,
     Operator,
@@ -228,25 +227,9 @@ def test_the_install_cluster_role_is_enough_to_run_jobs(
     try:
         rbac.create_cluster_role_binding(binding)
         try:
-            token = core_v1.create_namespaced_service_account_token(
-                "t9k-operator",
-                namespace,
-                client.AuthenticationV1TokenRequest(
-                    spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=3600)
-                ),
-            ).status.token
-            config = yaml.safe_load(kubeconfig.read_text())
-            cluster_entry = config["clusters"][0]["cluster"]
-            sa_config = {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "local", "cluster": cluster_entry}],
-                "users": [{"name": "operator", "user": {"token": token}}],
-                "contexts": [{"name": "sa", "context": {"cluster": "local", "user": "operator"}}],
-                "current-context": "sa",
-            }
-            sa_kubeconfig = tmp_path / "sa-kubeconfig"
-            sa_kubeconfig.write_text(yaml.safe_dump(sa_config))
+            sa_kubeconfig = service_account_kubeconfig(
+                core_v1, kubeconfig, namespace, tmp_path / "sa-kubeconfig"
+            )
 
             op = start_operator(kubeconfig_path=sa_kubeconfig)
             op.wait_ready("leader")
