@@ -15,7 +15,13 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from t9k_sdk import models
-from t9k_sdk.builders._common import _Builder, _compact, _Container, _WorkerResources
+from t9k_sdk.builders._common import (
+    Resources,
+    _Builder,
+    _compact,
+    _Container,
+    _WorkerResources,
+)
 from t9k_sdk.errors import Problem
 from t9k_sdk.models._base import Int
 
@@ -67,7 +73,8 @@ class TorchrunJob(_Builder, _WorkerResources, _Container):
     module: list[str] | None = None
     """A Python module and its arguments: `torchrun ... -m package.train --epochs 3`."""
     nproc_per_node: Annotated[Int, Field(ge=1)] | None = None
-    """Processes per worker pod; defaults to `gpus_per_worker`, or 1 without GPUs."""
+    """Processes per worker pod; defaults to the GPUs of a worker (`gpus_per_worker`, or the
+    nvidia.com/gpu of `resources`), or 1 without GPUs."""
     master_port: Annotated[Int, Field(ge=1, le=65535)] = 29500
     """Port the master (worker 0) listens on for the rendezvous."""
     torchrun_args: list[str] | None = None
@@ -107,9 +114,17 @@ class TorchrunJob(_Builder, _WorkerResources, _Container):
         return problems
 
     def _nproc(self) -> int:
+        """`nproc_per_node`, else one process per GPU of a worker, else 1."""
         if self.nproc_per_node is not None:
             return self.nproc_per_node
-        return self.gpus_per_worker or 1
+        resources = self._worker_resources()
+        if isinstance(resources, Resources):
+            return resources.gpus or 1
+        if resources is not None:
+            gpus = (resources.limits or {}).get("nvidia.com/gpu")
+            if isinstance(gpus, int) or (isinstance(gpus, str) and gpus.isdigit()):
+                return int(gpus) or 1
+        return 1
 
     def _command(self) -> list[str]:
         argv = [

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from t9k_sdk import EmptyDir, InvalidManifestError, TorchrunJob
+from t9k_sdk import EmptyDir, InvalidManifestError, Resources, TorchrunJob
 from t9k_sdk.cli import main
+from t9k_sdk.models import core_v1
 from t9k_sdk.plan import plan_objects
 from t9k_sdk.reconcile.desired import rules_for
 
@@ -101,6 +102,22 @@ def test_nproc_per_node_overrides_the_gpu_count_and_module_runs_with_dash_m() ->
     assert command[-3:] == ["-m", "pkg.train", "--lr=0.1"]
     assert _env(first)["WORLD_SIZE"] == "6"
     assert _env(first)["PET_NPROC_PER_NODE"] == "2"
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [
+        {"gpus_per_worker": 8},
+        {"resources": Resources(cpu=16, gpus=8)},
+        {"resources": core_v1.ResourceRequirements(limits={"nvidia.com/gpu": 8})},
+    ],
+    ids=["gpus_per_worker", "Resources", "ResourceRequirements"],
+)
+def test_one_process_per_gpu_by_default(resources: dict[str, Any]) -> None:
+    job = TorchrunJob(name="ddp", image=IMAGE, workers=2, run=["t.py"], **resources)
+    pod, _ = _pods(job)
+    assert "--nproc_per_node=8" in pod["spec"]["containers"][0]["command"]
+    assert _env(pod)["WORLD_SIZE"] == "16"
 
 
 def test_the_users_env_volumes_and_resources_are_kept() -> None:
