@@ -23,6 +23,7 @@ from t9k_sdk.builders import (
     Resources,
     Resume,
     SecretVolume,
+    TorchrunJob,
 )
 from t9k_sdk.codecs import AnyJob, dump_all_yaml, from_manifest, load_all_yaml, to_manifest
 from t9k_sdk.errors import (
@@ -55,6 +56,7 @@ __all__ = [
     "Resume",
     "SecretVolume",
     "T9kError",
+    "TorchrunJob",
     "__version__",
     "dump_all_yaml",
     "from_manifest",

@@ -54,6 +54,7 @@ _Job: TypeAlias = (
     | models.GenericJob
     | models.DeepSpeedJob
     | models.ColossalAIJob
+    | builders.TorchrunJob
 )
 _JOB_TYPES = (
     builders.GenericJob,
@@ -62,6 +63,7 @@ _JOB_TYPES = (
     models.GenericJob,
     models.DeepSpeedJob,
     models.ColossalAIJob,
+    builders.TorchrunJob,
 )
 
 

@@ -2,7 +2,7 @@
 
 It runs the operator's own pure functions (`t9k_sdk.reconcile.desired_children`) on the job as
 if it had just been created, and shows the result as a summary (objects, and for each pod its
-image, command and resources) or as the full objects in YAML.
+image, command, environment and resources) or as the full objects in YAML.
 """
 
 from __future__ import annotations
@@ -41,6 +41,18 @@ def _command(container: dict[str, Any]) -> str:
     return shlex.join(argv) if argv else "(the image's entrypoint)"
 
 
+def _env(env: list[dict[str, Any]]) -> str:
+    """`NAME=value ...`, as the pod gets them (values from a source shown as `<from source>`)."""
+    out = []
+    for e in env:
+        if "valueFrom" in e:
+            source = next(iter(e["valueFrom"]), "source")
+            out.append(f"{e['name']}=<from {source}>")
+        else:
+            out.append(f"{e['name']}={shlex.quote(e.get('value') or '')}")
+    return " ".join(out)
+
+
 def plan_summary(jobs: Iterable[AnyJob]) -> str:
     """A readable outline: per job, each object, and for pods the training command."""
     lines: list[str] = []
@@ -56,6 +68,8 @@ def plan_summary(jobs: Iterable[AnyJob]) -> str:
                 for c in spec.get("containers") or ():
                     lines.append(f"    {c['name']}: {c.get('image') or '(no image)'}")
                     lines.append(f"      command: {_command(c)}")
+                    if c.get("env"):
+                        lines.append(f"      env:     {_env(c['env'])}")
                     limits = (c.get("resources") or {}).get("limits")
                     if limits:
                         text = ", ".join(f"{k}={v}" for k, v in limits.items())

@@ -13,6 +13,7 @@ from t9k_sdk.builders._common import (
 from t9k_sdk.builders.colossalai_job import ColossalAIJob, Launcher
 from t9k_sdk.builders.deepspeed_job import DeepSpeedJob, Elastic
 from t9k_sdk.builders.generic_job import GenericJob, Replica
+from t9k_sdk.builders.torchrun_job import TorchrunJob
 
 __all__ = [
     "PVC",
@@ -28,5 +29,6 @@ __all__ = [
     "Resources",
     "Resume",
     "SecretVolume",
+    "TorchrunJob",
     "Volume",
 ]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from t9k_sdk import load_all_yaml
+from t9k_sdk import GenericJob, Replica, load_all_yaml
 from t9k_sdk.cli import main
 from t9k_sdk.client.commands import spec_summary
 
@@ -171,9 +171,14 @@ def test_describe_summarises_the_spec() -> None:
         "worker: 4 x pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime, cpu=4, memory=8Gi,"
         " nvidia.com/gpu=1; restart OnFailure (up to 3 times)",
         "success when: worker[0]",
-        "failure when: worker[0] or worker[1]",
         "clean-up policy: Unfinished",
     ]
+    two_rules = GenericJob(
+        name="two-rules",
+        replicas=[Replica(type="worker", count=2, image="i")],
+        failure_rules=[{"worker": [0]}, {"worker": [1]}],
+    ).build()
+    assert "failure when: worker[0] or worker[1]" in spec_summary(two_rules)
     summary = spec_summary(gpt)
     assert "elastic: 2..8 workers, expected 4" in summary
     assert "run policy: backoff limit 5, deadline 7d" in summary
