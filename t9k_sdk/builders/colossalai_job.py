@@ -9,6 +9,7 @@ from pydantic import Field
 from t9k_sdk import models
 from t9k_sdk.builders._common import (
     Resources,
+    RestartPolicyArg,
     _Builder,
     _compact,
     _Container,
@@ -64,7 +65,7 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
     """Absolute path of sshd in the image (default /usr/sbin/sshd)."""
     clean_up_workers: bool | None = None
     """Delete the workers when the job finishes (the launcher stays for its logs)."""
-    restart_policy: models.RestartPolicyType | None = None
+    restart_policy: RestartPolicyArg | None = None
     """Restart policy of the workers (ColossalAI cannot rejoin a restarted worker)."""
 
     def _argument_problems(self) -> list[Problem]:

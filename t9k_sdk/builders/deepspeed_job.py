@@ -8,6 +8,9 @@ from pydantic import Field
 
 from t9k_sdk import models
 from t9k_sdk.builders._common import (
+    AutotuneArg,
+    CleanUpPolicyArg,
+    RestartPolicyArg,
     _Builder,
     _compact,
     _Container,
@@ -58,19 +61,19 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
     """Processes per worker; defaults to `gpus_per_worker`, or 1 without GPUs."""
     local_rank: bool | None = None
     """Pass --local_rank to the program (default true); false adds --no_local_rank."""
-    autotune: models.AutotuneType | None = None
+    autotune: AutotuneArg | None = None
     """DeepSpeed autotuning: none, tune or run."""
     other_args: list[str] | None = None
     """More `deepspeed` launcher arguments, e.g. ["--master_port=29600"]."""
     disable_custom_env: bool | None = None
     """Do not forward the container's environment to the training processes."""
-    restart_policy: models.RestartPolicyType | None = None
+    restart_policy: RestartPolicyArg | None = None
     """Always, OnFailure (default), Never or ExitCode."""
     backoff_limit: Annotated[Int, Field(ge=0)] | None = None
     """Restarts allowed before the job fails (default 3)."""
     active_deadline_seconds: Annotated[Int, Field(ge=1)] | None = None
     """Seconds the job may run before it is failed."""
-    clean_up_policy: models.CleanUpPolicy | None = None
+    clean_up_policy: CleanUpPolicyArg | None = None
     """Which pods to delete when the job finishes: None (default), Unfinished or All."""
     elastic: Elastic | None = None
     """Elastic training bounds."""
