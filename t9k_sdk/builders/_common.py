@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import math
+from collections.abc import Mapping
 from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeAlias
@@ -88,7 +90,8 @@ class _Piece(BaseModel):
     """Base of the builder-side value types: frozen, strict, snake_case, closed.
 
     Bad arguments raise `InvalidManifestError` naming each argument, its value and what is
-    allowed.
+    allowed. Copies are validated again: `replace(**changes)` (or `model_copy(update=...)`)
+    returns a new object built from the old arguments and the changes.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
@@ -105,6 +108,32 @@ class _Piece(BaseModel):
     def _argument_problems(self) -> list[Problem]:
         """Rules between arguments (extended cooperatively by the mixins), as (argument, message)."""
         return []
+
+    def replace(self, **changes: Any) -> Self:
+        """A new object with these arguments changed, validated like a new one.
+
+        `job.replace(name="bert-lr3", run=[...])` keeps every other argument; an unknown or bad
+        argument raises `InvalidManifestError`. Like `dataclasses.replace`.
+        """
+        return self.model_copy(update=changes)
+
+    def __replace__(self, /, **changes: Any) -> Self:
+        """`copy.replace(obj, **changes)` (Python 3.13): the same as `obj.replace(**changes)`."""
+        return self.replace(**changes)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with `update`, a new object validated from the old arguments and the update.
+
+        Unlike pydantic's default, the update is validated and nothing built from the old
+        arguments (such as a job's manifest) is carried over.
+        """
+        if not update:
+            duplicate = super().model_copy(deep=deep)
+            duplicate.__dict__.pop("_built", None)
+            return duplicate
+        data = {name: getattr(self, name) for name in self.model_fields_set}
+        data.update(update)
+        return type(self)(**(copy.deepcopy(data) if deep else data))
 
 
 Env = dict[str, str] | list[core_v1.EnvVar]

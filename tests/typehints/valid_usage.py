@@ -15,6 +15,8 @@ worker = Replica(
 )
 job = GenericJob(name="mnist", replicas=[worker], clean_up_policy="Unfinished")
 with_enum = GenericJob(name="mnist", replicas=[worker], clean_up_policy=models.CleanUpPolicy.ALL)
+sweep: list[GenericJob] = [job.replace(name=f"mnist-lr{i}") for i in range(3)]
+copied: GenericJob = job.model_copy(update={"name": "mnist-copy"})
 bert = DeepSpeedJob(
     name="bert",
     image="deepspeed/deepspeed:v072_torch112_cu117",
