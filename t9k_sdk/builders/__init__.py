@@ -2,10 +2,13 @@
 
 from t9k_sdk.builders._common import (
     PVC,
+    AutotuneName,
+    CleanUpPolicyName,
     Debug,
     EmptyDir,
     Env,
     Resources,
+    RestartPolicyName,
     Resume,
     SecretVolume,
     Volume,
@@ -16,6 +19,8 @@ from t9k_sdk.builders.generic_job import GenericJob, Replica
 
 __all__ = [
     "PVC",
+    "AutotuneName",
+    "CleanUpPolicyName",
     "ColossalAIJob",
     "Debug",
     "DeepSpeedJob",
@@ -26,6 +31,7 @@ __all__ = [
     "Launcher",
     "Replica",
     "Resources",
+    "RestartPolicyName",
     "Resume",
     "SecretVolume",
     "Volume",

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from decimal import Decimal
 from functools import cached_property
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -96,14 +96,21 @@ class _Piece(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
+    _checks_arguments_in_validator: ClassVar[bool] = False
+    """True for job builders, whose validator runs `_argument_problems()` (and names the job)."""
+
     def __init__(self, /, **data: Any) -> None:
+        cls = type(self)
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            cls = type(self)
             raise InvalidManifestError(
                 cls.__name__, problems_from_validation_error(exc, cls)
             ) from None
+        if not cls._checks_arguments_in_validator:
+            problems = self._argument_problems()
+            if problems:
+                raise InvalidManifestError(cls.__name__, problems)
 
     def _argument_problems(self) -> list[Problem]:
         """Rules between arguments (extended cooperatively by the mixins), as (argument, message)."""
@@ -282,6 +289,7 @@ class _Builder(_Piece):
     model_config = ConfigDict(
         frozen=True, extra="forbid", use_attribute_docstrings=True, arbitrary_types_allowed=False
     )
+    _checks_arguments_in_validator: ClassVar[bool] = True
 
     name: Annotated[str, Field(min_length=1)]
     """Job name (metadata.name); pods are named after it."""

@@ -35,6 +35,19 @@ class Elastic(_Piece):
     expected: Annotated[Int, Field(ge=1)] | None = None
     """Workers to run now; change it later to scale. Defaults to `workers`."""
 
+    def _argument_problems(self) -> list[Problem]:
+        problems = super()._argument_problems()
+        if self.min > self.max:
+            problems.append(Problem("max", f"must be at least min ({self.min}); got {self.max}"))
+        elif self.expected is not None and not self.min <= self.expected <= self.max:
+            problems.append(
+                Problem(
+                    "expected",
+                    f"must be between min and max ({self.min}-{self.max}); got {self.expected}",
+                )
+            )
+        return problems
+
 
 class DeepSpeedJob(_Builder, _WorkerResources, _Container):
     """A DeepSpeedJob: `workers` pods; worker-0 runs `deepspeed` and reaches the others over ssh.

@@ -25,7 +25,7 @@ from t9k_sdk import (
     T9kError,
     models,
 )
-from t9k_sdk.builders._common import AutotuneName, CleanUpPolicyName, RestartPolicyName
+from t9k_sdk.builders import AutotuneName, CleanUpPolicyName, RestartPolicyName
 
 
 def _bert(**changes: Any) -> DeepSpeedJob:
@@ -182,3 +182,16 @@ def test_colossalai_builder_uses_the_same_error() -> None:
         ColossalAIJob(name="palm", image="c:1", script=["train.py"], worker=2)
 
     assert "unknown field 'worker'; did you mean 'workers'?" in _message(exc)
+
+
+def test_elastic_bounds_are_checked_when_it_is_created() -> None:
+    with pytest.raises(InvalidManifestError) as inverted:
+        Elastic(min=8, max=2)
+    with pytest.raises(InvalidManifestError) as outside:
+        Elastic(min=2, max=8, expected=9)
+
+    assert _message(inverted) == "Elastic is invalid:\n  - max: must be at least min (8); got 2"
+    assert _message(outside) == (
+        "Elastic is invalid:\n  - expected: must be between min and max (2-8); got 9"
+    )
+    assert Elastic(min=2, max=8, expected=8).expected == 8
