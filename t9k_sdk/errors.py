@@ -172,6 +172,9 @@ def _unknown_field(root: type[BaseModel] | None, loc: tuple[str | int, ...]) -> 
         return f"unknown field {key!r}"
     allowed = [f.alias or n for n, f in owner.model_fields.items()]
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    synonyms: dict[str, str] = getattr(owner, "_argument_synonyms", {})
+    if key in synonyms:  # what Kubeflow or Kubernetes call it: `replicas` is `count` here
+        close = [synonyms[key]]
     hint = f"did you mean {close[0]!r}? " if close else ""
     return f"unknown field {key!r}; {hint}allowed fields of {owner.__name__}: {', '.join(allowed)}"
 

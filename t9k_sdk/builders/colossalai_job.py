@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -51,6 +51,8 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
 
     script: Annotated[list[str], Field(min_length=1)]
     """The training script and its arguments, run on every worker."""
+    _argument_synonyms: ClassVar[dict[str, str]] = {"replicas": "workers"}
+
     workers: Annotated[Int, Field(ge=1)] = 1
     """Number of worker pods."""
     proc_per_worker: Annotated[Int, Field(ge=1)] | None = None

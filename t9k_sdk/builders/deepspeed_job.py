@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -59,6 +59,8 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
         DeepSpeedJob(name="bert", image="...", workers=4, gpus_per_worker=8,
                      run=["train.py", "--deepspeed_config", "ds.json"])
     """
+
+    _argument_synonyms: ClassVar[dict[str, str]] = {"replicas": "workers"}
 
     workers: Annotated[Int, Field(ge=1)] = 1
     """Number of worker pods."""

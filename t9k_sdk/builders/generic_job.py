@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
@@ -28,6 +28,8 @@ class Replica(_Container):
         Replica(type="worker", count=4, image="pytorch/pytorch:2.4.0",
                 command=["torchrun", "train.py"], resources=Resources(gpus=8))
     """
+
+    _argument_synonyms: ClassVar[dict[str, str]] = {"replicas": "count"}
 
     type: str
     """Replica type, e.g. master, worker, ps: part of the pod names."""
@@ -84,6 +86,11 @@ class GenericJob(_Builder):
             success_rules=[{"worker": [0]}],
         )
     """
+
+    _argument_synonyms: ClassVar[dict[str, str]] = {
+        "replica_specs": "replicas",
+        "replicaSpecs": "replicas",
+    }
 
     replicas: Annotated[list[Replica], Field(min_length=1)]
     """The replica types, in order."""

@@ -195,3 +195,22 @@ def test_elastic_bounds_are_checked_when_it_is_created() -> None:
         "Elastic is invalid:\n  - expected: must be between min and max (2-8); got 9"
     )
     assert Elastic(min=2, max=8, expected=8).expected == 8
+
+
+@pytest.mark.parametrize(
+    ("make", "suggestion"),
+    [
+        (lambda: Replica(type="worker", image="pt:2", replicas=4), "count"),
+        (lambda: GenericJob(name="g", replica_specs=[]), "replicas"),
+        (lambda: _bert(gpus_per_worker=0, replicas=4), "workers"),
+        (lambda: ColossalAIJob(name="p", image="c:1", script=["t.py"], replicas=4), "workers"),
+    ],
+    ids=["Replica", "GenericJob", "DeepSpeedJob", "ColossalAIJob"],
+)
+def test_kubeflow_and_kubernetes_names_suggest_the_builder_argument(
+    make: Any, suggestion: str
+) -> None:
+    with pytest.raises(InvalidManifestError) as exc:
+        make()
+
+    assert f"; did you mean {suggestion!r}? allowed fields of" in _message(exc)
