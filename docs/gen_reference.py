@@ -877,7 +877,9 @@ def builder_md(name: str, cls: type[BaseModel]) -> list[str]:
     out = [f"### {name}", "", docstring_md(cls.__doc__), ""]
     out += [
         f"`{name}(*, ...)` takes keyword arguments only. It validates them at construction and"
-        " raises `pydantic.ValidationError` (a `ValueError`) naming each bad argument.",
+        " raises `InvalidManifestError` naming each bad argument, its value and what is allowed"
+        " (with a suggestion for a misspelled argument or value). `replace(**changes)` returns"
+        " a new, validated copy with some arguments changed.",
         "",
         "| Parameter | Type | Default | Description |",
         "| --- | --- | --- | --- |",

@@ -742,6 +742,9 @@ PATH is a .py file, a directory (every *.py below it, sorted; directories starti
 Without -o the jobs go to stdout as one multi-document YAML stream. With -o DIR each job is
 written to DIR/<kind>-<name>.yaml (e.g. deepspeedjob-bert.yaml); files are written only if
 every job is valid.
+
+Two different jobs with the same kind, namespace and name (a sweep that kept one name) are an
+error naming both; the same job reached twice, or two that render identically, is written once.
 """
 
 _VALIDATE_HELP = """\

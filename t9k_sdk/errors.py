@@ -149,8 +149,20 @@ def problems_from_validation_error(
             message = err["msg"]
         if kind == "value_error":
             message = _lower_first(err["msg"].removeprefix("Value error, "))
-        problems.append(Problem(base, f"{message}; got {_show(err['input'])}"))
+        message = f"{message}; got {_show(err['input'])}"
+        if kind in ("enum", "literal_error"):
+            message += _suggest(err["input"], re.findall(r"'([^']*)'", str(ctx.get("expected"))))
+        problems.append(Problem(base, message))
     return _dedupe(problems)
+
+
+def _suggest(value: Any, choices: Sequence[str]) -> str:
+    """`"; did you mean 'Unfinished'?"` for a misspelled or miscased choice, else nothing."""
+    if not isinstance(value, str) or not choices:
+        return ""
+    by_lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(value.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"; did you mean {by_lower[close[0]]!r}?" if close else ""
 
 
 def _unknown_field(root: type[BaseModel] | None, loc: tuple[str | int, ...]) -> str:
@@ -160,6 +172,9 @@ def _unknown_field(root: type[BaseModel] | None, loc: tuple[str | int, ...]) -> 
         return f"unknown field {key!r}"
     allowed = [f.alias or n for n, f in owner.model_fields.items()]
     close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    synonyms: dict[str, str] = getattr(owner, "_argument_synonyms", {})
+    if key in synonyms:  # what Kubeflow or Kubernetes call it: `replicas` is `count` here
+        close = [synonyms[key]]
     hint = f"did you mean {close[0]!r}? " if close else ""
     return f"unknown field {key!r}; {hint}allowed fields of {owner.__name__}: {', '.join(allowed)}"
 

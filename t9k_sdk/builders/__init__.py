@@ -2,10 +2,13 @@
 
 from t9k_sdk.builders._common import (
     PVC,
+    AutotuneName,
+    CleanUpPolicyName,
     Debug,
     EmptyDir,
     Env,
     Resources,
+    RestartPolicyName,
     Resume,
     SecretVolume,
     Volume,
@@ -17,6 +20,8 @@ from t9k_sdk.builders.torchrun_job import TorchrunJob
 
 __all__ = [
     "PVC",
+    "AutotuneName",
+    "CleanUpPolicyName",
     "ColossalAIJob",
     "Debug",
     "DeepSpeedJob",
@@ -27,6 +32,7 @@ __all__ = [
     "Launcher",
     "Replica",
     "Resources",
+    "RestartPolicyName",
     "Resume",
     "SecretVolume",
     "TorchrunJob",

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import copy
+import math
+from collections.abc import Mapping
+from decimal import Decimal
 from functools import cached_property
-from typing import Annotated, Any, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self, TypeAlias
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
     ValidationError,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from t9k_sdk import codecs, models
 from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
@@ -21,24 +27,120 @@ from t9k_sdk.models._base import Bool, Int, Quantity
 
 __all__ = [
     "PVC",
+    "AutotuneName",
+    "CleanUpPolicyName",
     "Debug",
     "EmptyDir",
     "Env",
+    "ResourceQuantity",
     "Resources",
+    "RestartPolicyName",
     "Resume",
     "SecretVolume",
     "Volume",
 ]
 
 
+CleanUpPolicyName = Literal["None", "Unfinished", "All"]
+"""The values of `CleanUpPolicy` as strings: `clean_up_policy="Unfinished"` type-checks."""
+RestartPolicyName = Literal["Always", "OnFailure", "Never", "ExitCode"]
+"""The values of `RestartPolicyType` as strings: `restart_policy="Never"` type-checks."""
+AutotuneName = Literal["none", "tune", "run"]
+"""The values of `AutotuneType` as strings: `autotune="tune"` type-checks."""
+
+if TYPE_CHECKING:
+    # Type checkers accept the enum member or its string; at run time the argument is validated
+    # (and kept) as the enum, so a misspelled string gets the enum's error with a suggestion.
+    CleanUpPolicyArg: TypeAlias = models.CleanUpPolicy | CleanUpPolicyName
+    RestartPolicyArg: TypeAlias = models.RestartPolicyType | RestartPolicyName
+    AutotuneArg: TypeAlias = models.AutotuneType | AutotuneName
+    ResourceQuantity: TypeAlias = int | float | str
+else:
+    CleanUpPolicyArg = models.CleanUpPolicy
+    RestartPolicyArg = models.RestartPolicyType
+    AutotuneArg = models.AutotuneType
+
+
+def _canonical_quantity(value: Any) -> Any:
+    """A float quantity as Kubernetes writes it: `0.5` -> `"500m"`, `2.0` -> `2`, `1e-05` ->
+    `"0.00001"`; NaN and infinities are refused."""
+    if not isinstance(value, float):
+        return value
+    if not math.isfinite(value):
+        raise PydanticCustomError(
+            "t9k_quantity",
+            "must be a resource quantity such as 2, 0.5, '500m' or '16Gi'; got {value}",
+            {"value": repr(value)},
+        )
+    exact = Decimal(repr(value))
+    if exact == exact.to_integral_value():
+        return int(exact)
+    milli = exact * 1000
+    if milli == milli.to_integral_value():
+        return f"{int(milli)}m"
+    return format(exact, "f")
+
+
+if not TYPE_CHECKING:
+    ResourceQuantity = Annotated[Quantity, BeforeValidator(_canonical_quantity)]
+    """A resource quantity argument: 8, 0.5 (written as "500m"), "500m" or "64Gi"."""
+
+
 class _Piece(BaseModel):
-    """Base of the builder-side value types: frozen, strict, snake_case, closed."""
+    """Base of the builder-side value types: frozen, strict, snake_case, closed.
+
+    Bad arguments raise `InvalidManifestError` naming each argument, its value and what is
+    allowed. Copies are validated again: `replace(**changes)` (or `model_copy(update=...)`)
+    returns a new object built from the old arguments and the changes.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    _checks_arguments_in_validator: ClassVar[bool] = False
+    """True for job builders, whose validator runs `_argument_problems()` (and names the job)."""
+
+    def __init__(self, /, **data: Any) -> None:
+        cls = type(self)
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise InvalidManifestError(
+                cls.__name__, problems_from_validation_error(exc, cls)
+            ) from None
+        if not cls._checks_arguments_in_validator:
+            problems = self._argument_problems()
+            if problems:
+                raise InvalidManifestError(cls.__name__, problems)
 
     def _argument_problems(self) -> list[Problem]:
         """Rules between arguments (extended cooperatively by the mixins), as (argument, message)."""
         return []
+
+    def replace(self, **changes: Any) -> Self:
+        """A new object with these arguments changed, validated like a new one.
+
+        `job.replace(name="bert-lr3", run=[...])` keeps every other argument; an unknown or bad
+        argument raises `InvalidManifestError`. Like `dataclasses.replace`.
+        """
+        return self.model_copy(update=changes)
+
+    def __replace__(self, /, **changes: Any) -> Self:
+        """`copy.replace(obj, **changes)` (Python 3.13): the same as `obj.replace(**changes)`."""
+        return self.replace(**changes)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with `update`, a new object validated from the old arguments and the update.
+
+        Unlike pydantic's default, the update is validated and nothing built from the old
+        arguments (such as a job's manifest) is carried over.
+        """
+        if not update:
+            duplicate = super().model_copy(deep=deep)
+            duplicate.__dict__.pop("_built", None)
+            return duplicate
+        data = {name: getattr(self, name) for name in self.model_fields_set}
+        data.update(update)
+        return type(self)(**(copy.deepcopy(data) if deep else data))
 
 
 Env = dict[str, str] | list[core_v1.EnvVar]
@@ -52,22 +154,22 @@ class Resources(_Piece):
     what distributed training wants); `requests=`/`limits=` override single entries.
     """
 
-    cpu: Quantity | None = None
-    """CPU cores, e.g. 8 or "500m"."""
-    memory: Quantity | None = None
+    cpu: ResourceQuantity | None = None
+    """CPU cores, e.g. 8, 0.5 (written as "500m") or "500m"."""
+    memory: ResourceQuantity | None = None
     """Memory, e.g. "64Gi"."""
     gpus: Annotated[Int, Field(ge=0)] = 0
     """GPUs per replica (in the `gpu_resource` extended resource)."""
     gpu_resource: str = "nvidia.com/gpu"
     """Extended resource name of the GPUs."""
-    requests: dict[str, Quantity] | None = None
+    requests: dict[str, ResourceQuantity] | None = None
     """Extra or overriding requests."""
-    limits: dict[str, Quantity] | None = None
+    limits: dict[str, ResourceQuantity] | None = None
     """Extra or overriding limits."""
 
     def to_requirements(self) -> core_v1.ResourceRequirements:
         """The `resources` of a container."""
-        base: dict[str, int | str] = {}
+        base: dict[str, Any] = {}
         if self.cpu is not None:
             base["cpu"] = self.cpu
         if self.memory is not None:
@@ -110,7 +212,7 @@ class EmptyDir(_Piece):
     """Volume name; defaults to one derived from the mount path."""
     medium: Literal["Memory"] | None = None
     """`Memory` for a tmpfs."""
-    size_limit: Quantity | None = None
+    size_limit: ResourceQuantity | None = None
     """Maximum size, e.g. "8Gi"."""
     sub_path: str | None = None
     """Mount only this path of the volume."""
@@ -187,6 +289,7 @@ class _Builder(_Piece):
     model_config = ConfigDict(
         frozen=True, extra="forbid", use_attribute_docstrings=True, arbitrary_types_allowed=False
     )
+    _checks_arguments_in_validator: ClassVar[bool] = True
 
     name: Annotated[str, Field(min_length=1)]
     """Job name (metadata.name); pods are named after it."""
@@ -417,9 +520,9 @@ class _WorkerResources(_Piece):
 
     gpus_per_worker: Annotated[Int, Field(ge=0)] = 0
     """GPUs per worker (nvidia.com/gpu)."""
-    cpu_per_worker: Quantity | None = None
-    """CPU per worker, e.g. 16."""
-    memory_per_worker: Quantity | None = None
+    cpu_per_worker: ResourceQuantity | None = None
+    """CPU per worker, e.g. 16 or 0.5 (written as "500m")."""
+    memory_per_worker: ResourceQuantity | None = None
     """Memory per worker, e.g. "64Gi"."""
     resources: Resources | core_v1.ResourceRequirements | None = None
     """Full resources per worker, instead of the `*_per_worker` shortcuts."""

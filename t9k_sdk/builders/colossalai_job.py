@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
 from t9k_sdk import models
 from t9k_sdk.builders._common import (
     Resources,
+    RestartPolicyArg,
     _Builder,
     _compact,
     _Container,
@@ -50,6 +51,8 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
 
     script: Annotated[list[str], Field(min_length=1)]
     """The training script and its arguments, run on every worker."""
+    _argument_synonyms: ClassVar[dict[str, str]] = {"replicas": "workers"}
+
     workers: Annotated[Int, Field(ge=1)] = 1
     """Number of worker pods."""
     proc_per_worker: Annotated[Int, Field(ge=1)] | None = None
@@ -64,7 +67,7 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
     """Absolute path of sshd in the image (default /usr/sbin/sshd)."""
     clean_up_workers: bool | None = None
     """Delete the workers when the job finishes (the launcher stays for its logs)."""
-    restart_policy: models.RestartPolicyType | None = None
+    restart_policy: RestartPolicyArg | None = None
     """Restart policy of the workers (ColossalAI cannot rejoin a restarted worker)."""
 
     def _argument_problems(self) -> list[Problem]:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
 from t9k_sdk import models
 from t9k_sdk.builders._common import (
+    AutotuneArg,
+    CleanUpPolicyArg,
+    RestartPolicyArg,
     _Builder,
     _compact,
     _Container,
@@ -32,6 +35,19 @@ class Elastic(_Piece):
     expected: Annotated[Int, Field(ge=1)] | None = None
     """Workers to run now; change it later to scale. Defaults to `workers`."""
 
+    def _argument_problems(self) -> list[Problem]:
+        problems = super()._argument_problems()
+        if self.min > self.max:
+            problems.append(Problem("max", f"must be at least min ({self.min}); got {self.max}"))
+        elif self.expected is not None and not self.min <= self.expected <= self.max:
+            problems.append(
+                Problem(
+                    "expected",
+                    f"must be between min and max ({self.min}-{self.max}); got {self.expected}",
+                )
+            )
+        return problems
+
 
 class DeepSpeedJob(_Builder, _WorkerResources, _Container):
     """A DeepSpeedJob: `workers` pods; worker-0 runs `deepspeed` and reaches the others over ssh.
@@ -43,6 +59,8 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
         DeepSpeedJob(name="bert", image="...", workers=4, gpus_per_worker=8,
                      run=["train.py", "--deepspeed_config", "ds.json"])
     """
+
+    _argument_synonyms: ClassVar[dict[str, str]] = {"replicas": "workers"}
 
     workers: Annotated[Int, Field(ge=1)] = 1
     """Number of worker pods."""
@@ -58,19 +76,19 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
     """Processes per worker; defaults to `gpus_per_worker`, or 1 without GPUs."""
     local_rank: bool | None = None
     """Pass --local_rank to the program (default true); false adds --no_local_rank."""
-    autotune: models.AutotuneType | None = None
+    autotune: AutotuneArg | None = None
     """DeepSpeed autotuning: none, tune or run."""
     other_args: list[str] | None = None
     """More `deepspeed` launcher arguments, e.g. ["--master_port=29600"]."""
     disable_custom_env: bool | None = None
     """Do not forward the container's environment to the training processes."""
-    restart_policy: models.RestartPolicyType | None = None
+    restart_policy: RestartPolicyArg | None = None
     """Always, OnFailure (default), Never or ExitCode."""
     backoff_limit: Annotated[Int, Field(ge=0)] | None = None
     """Restarts allowed before the job fails (default 3)."""
     active_deadline_seconds: Annotated[Int, Field(ge=1)] | None = None
     """Seconds the job may run before it is failed."""
-    clean_up_policy: models.CleanUpPolicy | None = None
+    clean_up_policy: CleanUpPolicyArg | None = None
     """Which pods to delete when the job finishes: None (default), Unfinished or All."""
     elastic: Elastic | None = None
     """Elastic training bounds."""

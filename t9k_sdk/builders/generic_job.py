@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
 from t9k_sdk import codecs, models
-from t9k_sdk.builders._common import Resources, _Builder, _compact, _Container
+from t9k_sdk.builders._common import (
+    CleanUpPolicyArg,
+    Resources,
+    RestartPolicyArg,
+    _Builder,
+    _compact,
+    _Container,
+)
 from t9k_sdk.models import core_v1
 from t9k_sdk.models._base import Int
 
@@ -22,6 +29,8 @@ class Replica(_Container):
                 command=["torchrun", "train.py"], resources=Resources(gpus=8))
     """
 
+    _argument_synonyms: ClassVar[dict[str, str]] = {"replicas": "count"}
+
     type: str
     """Replica type, e.g. master, worker, ps: part of the pod names."""
     count: Annotated[Int, Field(ge=0)] = 1
@@ -35,7 +44,7 @@ class Replica(_Container):
     """Compute resources of each replica."""
     ports: dict[str, int] | None = None
     """Named container ports, e.g. {"http": 8080}."""
-    restart_policy: models.RestartPolicyType | None = None
+    restart_policy: RestartPolicyArg | None = None
     """Always, OnFailure (the default), Never or ExitCode (restart on exit codes 128-255)."""
     restart_limit: Annotated[Int, Field(ge=0)] | None = None
     """How many times a replica may be restarted (default 0)."""
@@ -78,6 +87,11 @@ class GenericJob(_Builder):
         )
     """
 
+    _argument_synonyms: ClassVar[dict[str, str]] = {
+        "replica_specs": "replicas",
+        "replicaSpecs": "replicas",
+    }
+
     replicas: Annotated[list[Replica], Field(min_length=1)]
     """The replica types, in order."""
     success_rules: list[dict[str, list[int]]] | None = None
@@ -86,7 +100,7 @@ class GenericJob(_Builder):
     """The job fails when every replica of any one rule failed; default: any replica."""
     service_ports: dict[str, int] | list[core_v1.ServicePort] | None = None
     """Create a service per replica (named like its pod) exposing these ports."""
-    clean_up_policy: models.CleanUpPolicy | None = None
+    clean_up_policy: CleanUpPolicyArg | None = None
     """Which pods to delete when the job finishes: None (default), Unfinished or All."""
 
     def _manifest(self) -> dict[str, Any]:

@@ -1,0 +1,9 @@
+"""User code with mistakes that `mypy --strict` must report, each on a line marked `# E`."""
+
+from __future__ import annotations
+
+from t9k_sdk import GenericJob, Replica, Resources
+
+worker = Replica(type="worker", image="pt:2", restart_policy="Sometimes")  # E
+job = GenericJob(name="mnist", replicas=[worker], clean_up_policy="Unfinshed")  # E
+cpu = Resources(cpu=[1])  # E
