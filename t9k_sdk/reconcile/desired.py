@@ -337,6 +337,13 @@ class KindRules:
 # ---------------------------------------------------------------------------------------------
 
 
+# Compiled once: `re`'s own pattern cache is shared with everything else in the process, so a
+# per-pod re.fullmatch(str) would sometimes compile again (and cost per pod).
+_REPLICAS_VAR = re.compile(r"replicas\[([^\]]+)\]")
+_SERVICE_HOST_VAR = re.compile(r"service\.([^\[\]]+)\[(\d+)\]\.host")
+_SERVICE_PORT_VAR = re.compile(r"service\.port\[([^\]]+)\]")
+
+
 class GenericJobRules(KindRules):
     """GenericJob: free replica types, finish rules, optional per-replica services, variables."""
 
@@ -381,13 +388,13 @@ class GenericJobRules(KindRules):
                 return slot.replica_type
             if var == "rank":
                 return str(slot.rank)
-            m = re.fullmatch(r"replicas\[([^\]]+)\]", var)
+            m = _REPLICAS_VAR.fullmatch(var)
             if m and m.group(1) in counts:
                 return str(counts[m.group(1)])
-            m = re.fullmatch(r"service\.([^\[\]]+)\[(\d+)\]\.host", var)
+            m = _SERVICE_HOST_VAR.fullmatch(var)
             if m and has_service and m.group(1) in counts and int(m.group(2)) < counts[m.group(1)]:
                 return names.pod_name(self.job.name, m.group(1), int(m.group(2)))
-            m = re.fullmatch(r"service\.port\[([^\]]+)\]", var)
+            m = _SERVICE_PORT_VAR.fullmatch(var)
             if m and has_service and m.group(1) in ports:
                 return str(ports[m.group(1)])
             return None
