@@ -137,7 +137,7 @@ def test_apply_a_python_file_then_pause_resume_and_scale(
             gpt = DeepSpeedJob(name="gpt", image="ds:1", workers=2, elastic=Elastic(min=1, max=3),
                                run=["train.py"])
             """))
-    assert cli("apply", "-f", str(source)) == (0, "deepspeedjob/gpt created\n", "")
+    assert cli("apply", "-f", str(source), "--python") == (0, "deepspeedjob/gpt created\n", "")
     assert cli("wait", "dj", "gpt", "--for", "phase=Running", "-q", "--timeout", "30s")[0] == 0
 
     code, out, _ = cli("pause", "dj", "gpt")
