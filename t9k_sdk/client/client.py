@@ -334,6 +334,15 @@ class Client:
                 if kind is not None:
                     raise
                 continue
+            except ApiRequestError as exc:
+                if label_selector is not None and exc.status == 400:
+                    raise ApiRequestError(
+                        f"the label selector {label_selector!r} is invalid: {exc} (e.g."
+                        " `team=nlp`, `team!=cv`, `team in (nlp,cv)`, `team`, `!team`)",
+                        status=exc.status,
+                        reason=exc.reason,
+                    ) from None
+                raise
             served += 1
             items = sorted(
                 data.get("items") or (),
