@@ -241,6 +241,16 @@ def test_selector_dry_run_diff_and_delete_by_file(cli: Cli, client: Client, tmp_
     assert isinstance(stored, models.GenericJob)
     assert stored.spec.replica_specs[0].replicas == 2  # not stored
 
+    # describe -o json|yaml: the same facts as data
+    code, out, _ = cli("describe", "gj", "a", "-o", "json")
+    assert code == 0
+    described = json.loads(out)
+    assert sorted(described) == ["events", "findings", "job", "pods"]
+    assert described["job"]["metadata"]["labels"] == {"team": "nlp"}
+    assert "managedFields" not in described["job"]["metadata"]
+    assert all(f["severity"] in ("error", "warning", "info") for f in described["findings"])
+    assert yaml.safe_load(cli("describe", "gj/a", "-o", "yaml")[1])["job"]["kind"] == "GenericJob"
+
     # -l: the label selector goes to the API server
     assert cli("get", "-l", "team=nlp", "-o", "name") == (0, "genericjob/a\n", "")
     assert cli("get", "gj", "--selector", "team in (nlp,cv)", "-o", "name")[1] == (
