@@ -997,7 +997,7 @@ def _parser() -> argparse.ArgumentParser:
         description=_COMPLETION_HELP,
         epilog="examples:\n  source <(t9k-sdk completion bash)\n"
         "  t9k-sdk completion bash > ~/.local/share/bash-completion/completions/t9k-sdk\n"
-        '  t9k-sdk completion zsh > "${fpath[1]}/_t9k-sdk"\n'
+        "  echo 'source <(t9k-sdk completion zsh)' >> ~/.zshrc\n"
         "  t9k-sdk completion fish > ~/.config/fish/completions/t9k-sdk.fish\n\n" + _EPILOG,
         formatter_class=fmt,
     )
