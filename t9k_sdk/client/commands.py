@@ -196,7 +196,7 @@ def _collect(
             yaml_files = sorted(
                 p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
             )
-            py_files = [p for p in path.rglob("*.py") if p.is_file()]
+            py_files = cli._find_sources([arg])  # as `render` would read the directory
             if python:
                 if py_files:
                     sources.append(arg)

@@ -137,3 +137,24 @@ def test_diff_help_documents_kubectls_exit_status(capsys: pytest.CaptureFixture[
     assert code == 0
     assert "0    no differences" in out
     assert "1    differences found" in out
+
+
+def test_client_methods_name_what_is_missing_or_contradictory(unreachable: Path) -> None:
+    """Checked before any request: the kubeconfig's server does not even exist."""
+    from t9k_sdk import GenericJob, Replica
+    from t9k_sdk.client import Client, ClientError
+
+    job = GenericJob(
+        name="mnist", namespace="team-b", replicas=[Replica(type="worker", count=1, image="i")]
+    )
+    with Client(kubeconfig=unreachable) as client:
+        with pytest.raises(ClientError, match="a job name is needed after the kind 'gj'"):
+            client.get("gj")
+        with pytest.raises(ClientError, match="GenericJob 'mnist' was given with the name 'x'"):
+            client.wait(job, "x")
+        with pytest.raises(
+            ClientError,
+            match="GenericJob 'mnist' declares namespace 'team-b' but namespace 'team-c' was"
+            " asked for",
+        ):
+            client.logs(job, namespace="team-c")
