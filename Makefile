@@ -69,7 +69,7 @@ unit: $(STAMP) ## The fast tests only (no cluster)
 
 .PHONY: crds
 crds: $(STAMP) ## Regenerate the committed CRDs and the API reference from the models
-	$(BIN)/t9k-sdk crds -o operator/deploy/crds
+	$(BIN)/t9k-sdk crds --out-dir operator/deploy/crds
 	$(BIN)/python docs/gen_reference.py
 
 .PHONY: golden

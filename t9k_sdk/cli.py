@@ -1,9 +1,9 @@
 """The `t9k-sdk` command: render Python job definitions to YAML, validate manifests, print CRDs.
 
-    t9k-sdk render jobs/ -o manifests/       # one YAML file per job
+    t9k-sdk render jobs/ --out-dir manifests/  # one YAML file per job
     t9k-sdk render pkg.jobs > jobs.yaml      # or one multi-document stream on stdout
     t9k-sdk validate manifests/*.yaml        # exit 1 on any problem
-    t9k-sdk crds -o deploy/crds/             # the CustomResourceDefinitions
+    t9k-sdk crds --out-dir deploy/crds/      # the CustomResourceDefinitions
 
 Exit status: 0 success; 1 invalid jobs or manifests, or nothing found; 2 usage errors.
 
@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import importlib.util
 import itertools
+import json
 import os
 import re
 import sys
@@ -33,6 +34,7 @@ from typing import Any, TypeAlias
 from pydantic import BaseModel, ValidationError
 
 from t9k_sdk import __version__, _yaml, builders, codecs, models
+from t9k_sdk._completion import SHELLS, completion_script
 from t9k_sdk.crds import generate_crds
 from t9k_sdk.errors import (
     InvalidManifestError,
@@ -354,7 +356,7 @@ def _file_collisions(jobs: Sequence[_Built]) -> list[str]:
             errors.append(
                 f"{other.origin} and {built.origin} would both be written to {built.filename}"
                 " (same kind and name, different namespaces); give them different names or"
-                " render without -o"
+                " render without --out-dir"
             )
     return errors
 
@@ -390,6 +392,8 @@ class _Report:
     """The outcome of validating YAML streams: one line per problem, and the counts."""
 
     lines: list[str] = field(default_factory=list)
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    """The problems as data (`validate -o json|yaml`): file, document, object, path, message."""
     documents: int = 0
     invalid_documents: int = 0
     problems: int = 0
@@ -439,9 +443,13 @@ def _validate_text(text: bytes, label: str, report: _Report) -> None:
                     # the SDK reads it, but the API server rejects it: an error for a pre-merge check
                     report.problems += 1
                     legacy = True
-                    report.lines.append(
-                        f"{where}: {w.message}; the API server rejects the legacy form:"
+                    message = (
+                        f"{w.message}; the API server rejects the legacy form:"
                         f" `t9k-sdk convert {label}` rewrites it in the current schema"
+                    )
+                    report.lines.append(f"{where}: {message}")
+                    report.entries.append(
+                        _entry(label, index, _describe(doc), Problem("", message))
                     )
                 else:  # not ours to explain: pass it on
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -452,9 +460,24 @@ def _validate_text(text: bytes, label: str, report: _Report) -> None:
                 report.lines.extend(
                     f"{label}: document {index}{subject}: {problem}" for subject, problem in found
                 )
+                report.entries.extend(_entry(label, index, s, p) for s, p in found)
     except InvalidYAMLError as exc:
         report.syntax_errors += 1
         report.lines.append(f"{label}: {exc}")
+        report.entries.append(
+            {"file": label, "document": None, "object": None, "path": "", "message": str(exc)}
+        )
+
+
+def _entry(label: str, index: int, subject: str, problem: Problem) -> dict[str, Any]:
+    """One problem as data; `subject` is ` (Kind 'name')` as `_describe` writes it."""
+    return {
+        "file": label,
+        "document": index,
+        "object": subject.strip()[1:-1] or None,
+        "path": problem.path,
+        "message": problem.message,
+    }
 
 
 def _document_problems(doc: Any) -> list[tuple[str, Problem]]:
@@ -561,15 +584,57 @@ def _error(message: str) -> None:
     print(f"t9k-sdk: error: {message}", file=sys.stderr)
 
 
+def _print_data(payload: Any, output: str) -> None:
+    """`payload` (JSON-ready data) on stdout as `json` or `yaml`."""
+    if output == "json":
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+    else:
+        sys.stdout.write(codecs.dump_all_yaml([payload]))
+
+
+def _list_payload(objects: Sequence[Mapping[str, Any]]) -> Any:
+    """One object as itself, several as a `List` (as `kubectl ... -o json` prints them)."""
+    if len(objects) == 1:
+        return objects[0]
+    return {"apiVersion": "v1", "kind": "List", "items": list(objects)}
+
+
+_FORMATS = ("yaml", "json")
+
+
+def _format_and_directory(args: argparse.Namespace) -> tuple[str, Path | None]:
+    """(format, directory) of `render`/`crds`: `-o` is a format (yaml, json), `--out-dir` a
+    directory. `-o DIR` is the older spelling of `--out-dir DIR`: it still works, with a
+    warning, for a value that is not a format."""
+    output: str | None = args.output
+    directory: str | None = args.out_dir
+    if output is not None and output not in _FORMATS:
+        if directory is not None:
+            raise _UsageError(
+                f"-o {output}: -o is the output format ({', '.join(_FORMATS)}); the directory"
+                " is given with --out-dir"
+            )
+        print(
+            f"t9k-sdk: warning: `-o {output}` as a directory is deprecated: -o is the output"
+            f" format ({', '.join(_FORMATS)}), as in kubectl; use `--out-dir {output}`",
+            file=sys.stderr,
+        )
+        return "yaml", Path(output)
+    if output == "json" and directory is not None:
+        raise _UsageError("--out-dir writes YAML files; -o json applies to standard output only")
+    return output or "yaml", Path(directory) if directory is not None else None
+
+
 def _cmd_render(args: argparse.Namespace) -> int:
+    output, directory = _format_and_directory(args)
     sources = _find_sources(args.paths)
     result = _load_jobs(sources)
-    if args.output is not None:
+    if directory is not None:
         result.errors.extend(_file_collisions(result.jobs))
     for message in result.errors:
         _error(message)
     if result.errors:
-        nothing = "; nothing was written" if args.output is not None else ""
+        nothing = "; nothing was written" if directory is not None else ""
         print(
             f"t9k-sdk: render failed with {_plural(len(result.errors), 'error')}{nothing}",
             file=sys.stderr,
@@ -583,10 +648,12 @@ def _cmd_render(args: argparse.Namespace) -> int:
             " or lists of them)"
         )
         return _INVALID
-    if args.output is None:
-        sys.stdout.write(codecs.dump_all_yaml(b.job for b in result.jobs))
+    if directory is None:
+        if output == "json":
+            _print_data(_list_payload([codecs.to_manifest(b.job) for b in result.jobs]), "json")
+        else:
+            sys.stdout.write(codecs.dump_all_yaml(b.job for b in result.jobs))
         return _OK
-    directory = Path(args.output)
     files = {b.filename: codecs.dump_all_yaml([b.job]) for b in result.jobs}
     try:
         written = _write_files(directory, files)
@@ -607,6 +674,16 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     report = _Report()
     for label, data in inputs:
         _validate_text(data, label, report)
+    if args.output in ("json", "yaml"):
+        payload = {
+            "valid": report.ok and report.documents > 0,
+            "files": len(inputs),
+            "documents": report.documents,
+            "invalidDocuments": report.invalid_documents,
+            "problems": report.entries,
+        }
+        _print_data(payload, args.output)
+        return _OK if payload["valid"] else _INVALID
     for line in report.lines:
         print(line)
     if report.ok and report.documents == 0:
@@ -617,11 +694,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_crds(args: argparse.Namespace) -> int:
+    output, directory = _format_and_directory(args)
+    if directory is None and output == "json":
+        _print_data(_list_payload(generate_crds()), "json")
+        return _OK
     files = _crd_files()
-    if args.output is None:
+    if directory is None:
         sys.stdout.write("---\n".join(files.values()))
         return _OK
-    directory = Path(args.output)
     try:
         written = _write_files(directory, files)
     except OSError as exc:
@@ -681,7 +761,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from t9k_sdk.plan import plan_summary, plan_yaml
+    from t9k_sdk.plan import plan_objects, plan_summary, plan_yaml
 
     jobs, errors = _jobs_from(args.paths)
     for message in errors:
@@ -691,7 +771,15 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if not jobs:
         _error("no jobs found in " + ", ".join(args.paths))
         return _INVALID
-    sys.stdout.write(plan_yaml(jobs) if args.output == "yaml" else plan_summary(jobs))
+    if args.output == "json":
+        _print_data(_list_payload([o for job in jobs for o in plan_objects(job)]), "json")
+    else:
+        sys.stdout.write(plan_yaml(jobs) if args.output == "yaml" else plan_summary(jobs))
+    return _OK
+
+
+def _cmd_completion(args: argparse.Namespace) -> int:
+    sys.stdout.write(completion_script(args.root, args.shell))
     return _OK
 
 
@@ -739,9 +827,12 @@ DeepSpeedJob, ColossalAIJob), wire models (t9k_sdk.models.*), and lists or tuple
 PATH is a .py file, a directory (every *.py below it, sorted; directories starting with `.` or
 `_` are skipped) or a module name importable from the current directory (pkg.jobs).
 
-Without -o the jobs go to stdout as one multi-document YAML stream. With -o DIR each job is
-written to DIR/<kind>-<name>.yaml (e.g. deepspeedjob-bert.yaml); files are written only if
-every job is valid.
+Without --out-dir the jobs go to stdout as one multi-document YAML stream (-o json: one JSON
+object, or a List of several). With --out-dir DIR each job is written to DIR/<kind>-<name>.yaml
+(e.g. deepspeedjob-bert.yaml); files are written only if every job is valid.
+
+-o is an output format, as everywhere in t9k-sdk and kubectl. The older `-o DIR` still works
+as --out-dir DIR, with a warning.
 
 Two different jobs with the same kind, namespace and name (a sweep that kept one name) are an
 error naming both; the same job reached twice, or two that render identically, is written once.
@@ -760,13 +851,32 @@ directory (its *.yaml and *.yml files). Exit status 1 if anything is invalid.
 
 _CRDS_HELP = """\
 Print the CustomResourceDefinitions of GenericJob, DeepSpeedJob and ColossalAIJob
-(batch.tensorstack.dev/v1beta1), generated from the SDK's models, as multi-document YAML;
-with -o DIR write one file per CRD, DIR/<group>_<plural>.yaml. Apply them with server-side
+(batch.tensorstack.dev/v1beta1), generated from the SDK's models, as multi-document YAML
+(-o json: a JSON List); with --out-dir DIR write one file per CRD, DIR/<group>_<plural>.yaml. Apply them with server-side
 apply, `kubectl apply --server-side -f DIR`: they are larger than the annotation that
 client-side apply keeps.
 """
 
+_COMPLETION_HELP = """\
+Print a script that makes the shell complete t9k-sdk's commands, their flags, the values of
+flags with fixed choices (-o, --dry-run), the job kinds (gj, dj, caij) and file names. Load it
+in the current shell with `source <(t9k-sdk completion bash)`, or save it where the shell looks
+for completions (see the examples). The script is generated from this version's commands:
+regenerate it after an upgrade.
+"""
+
 _EPILOG = "exit status: 0 success, 1 invalid input or nothing found, 2 usage error"
+
+
+def _output_options(parser: argparse.ArgumentParser, directory_help: str) -> None:
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="format on standard output: yaml (default) or json (`-o DIR`, the older spelling"
+        " of --out-dir, still works with a warning)",
+    )
+    parser.add_argument("--out-dir", metavar="DIR", help=directory_help)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -785,16 +895,14 @@ def _parser() -> argparse.ArgumentParser:
         "render",
         help="write the jobs defined in Python files as YAML manifests",
         description=_RENDER_HELP,
-        epilog="examples:\n  t9k-sdk render jobs/ -o manifests/\n  t9k-sdk render"
+        epilog="examples:\n  t9k-sdk render jobs/ --out-dir manifests/\n  t9k-sdk render"
         " jobs/bert.py > bert.yaml\n  t9k-sdk render mypkg.jobs\n\n" + _EPILOG,
         formatter_class=fmt,
     )
     render.add_argument(
         "paths", nargs="+", metavar="PATH", help="a .py file, a directory or a module"
     )
-    render.add_argument(
-        "-o", "--output", metavar="DIR", help="write one file per job into DIR (created if missing)"
-    )
+    _output_options(render, "write one file per job into DIR (created if missing)")
     render.set_defaults(run=_cmd_render, parser=render)
 
     validate = sub.add_parser(
@@ -806,6 +914,14 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     validate.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, a directory or -")
+    validate.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "json", "yaml"),
+        default="text",
+        help="text (default: one line per problem), or the verdict and the problems as json or"
+        " yaml (file, document, object, path, message)",
+    )
     validate.set_defaults(run=_cmd_validate, parser=validate)
 
     crds = sub.add_parser(
@@ -813,10 +929,10 @@ def _parser() -> argparse.ArgumentParser:
         help="print the CustomResourceDefinitions of the three job kinds",
         description=_CRDS_HELP,
         epilog="examples:\n  t9k-sdk crds | kubectl apply --server-side -f -\n"
-        "  t9k-sdk crds -o deploy/crds/\n\n" + _EPILOG,
+        "  t9k-sdk crds --out-dir deploy/crds/\n\n" + _EPILOG,
         formatter_class=fmt,
     )
-    crds.add_argument("-o", "--output", metavar="DIR", help="write one file per CRD into DIR")
+    _output_options(crds, "write one file per CRD into DIR")
     crds.set_defaults(run=_cmd_crds, parser=crds)
 
     convert = sub.add_parser(
@@ -847,9 +963,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument(
         "-o",
         "--output",
-        choices=("summary", "yaml"),
+        choices=("summary", "yaml", "json"),
         default="summary",
-        help="summary (default) or the full objects as YAML",
+        help="summary (default), or the full objects as yaml or json",
     )
     plan.set_defaults(run=_cmd_plan, parser=plan)
 
@@ -879,6 +995,19 @@ def _parser() -> argparse.ArgumentParser:
     from t9k_sdk.client.commands import add_commands
 
     add_commands(sub)
+
+    completion = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or fish)",
+        description=_COMPLETION_HELP,
+        epilog="examples:\n  source <(t9k-sdk completion bash)\n"
+        "  t9k-sdk completion bash > ~/.local/share/bash-completion/completions/t9k-sdk\n"
+        "  echo 'source <(t9k-sdk completion zsh)' >> ~/.zshrc\n"
+        "  t9k-sdk completion fish > ~/.config/fish/completions/t9k-sdk.fish\n\n" + _EPILOG,
+        formatter_class=fmt,
+    )
+    completion.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
+    completion.set_defaults(run=_cmd_completion, parser=completion, root=parser)
     return parser
 
 

@@ -127,8 +127,8 @@ def render_and_validate(out: Out) -> list[dict[str, Any]]:
         shutil.rmtree(MANIFESTS)
     run_shown(
         out,
-        [T9K_SDK, "render", str(EXAMPLES.relative_to(REPO_ROOT)), "-o", ".demo/manifests"],
-        "t9k-sdk render examples/ -o .demo/manifests",
+        [T9K_SDK, "render", str(EXAMPLES.relative_to(REPO_ROOT)), "--out-dir", ".demo/manifests"],
+        "t9k-sdk render examples/ --out-dir .demo/manifests",
     )
     files = sorted(MANIFESTS.glob("*.yaml"))
     run_shown(

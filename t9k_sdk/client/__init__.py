@@ -4,7 +4,7 @@ resume, scale, delete.
     from t9k_sdk.client import Client
     client = Client()                              # ~/.kube/config, or in-cluster in a pod
     client.apply(job)
-    client.wait("gj", "mnist", timeout=600)        # raises JobFailedError, UnschedulableError...
+    client.wait(job, timeout=600)                  # or ("gj", "mnist"); raises JobFailedError...
     for line in client.logs("gj", "mnist", follow=True):
         print(line)                                # [worker-0] epoch 1 ...
 
@@ -45,9 +45,18 @@ from t9k_sdk.client.logs import LogLine
 from t9k_sdk.client.status import JobEvent, WaitTarget
 
 if TYPE_CHECKING:
-    from t9k_sdk.client.client import FIELD_MANAGER, Applied, Client, Description, JobLike
+    from t9k_sdk.client.client import (
+        FIELD_MANAGER,
+        Applied,
+        Client,
+        Description,
+        JobLike,
+        JobRef,
+    )
 
-_NEEDS_KUBERNETES = frozenset({"FIELD_MANAGER", "Applied", "Client", "Description", "JobLike"})
+_NEEDS_KUBERNETES = frozenset(
+    {"FIELD_MANAGER", "Applied", "Client", "Description", "JobLike", "JobRef"}
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -89,6 +98,7 @@ __all__ = [
     "JobKind",
     "JobLike",
     "JobNotFoundError",
+    "JobRef",
     "JobStuckError",
     "KindNotServedError",
     "KubeconfigError",

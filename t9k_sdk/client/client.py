@@ -85,7 +85,7 @@ from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.reconcile import names
 from t9k_sdk.reconcile.desired import rules_for
 
-__all__ = ["FIELD_MANAGER", "Applied", "Client", "Description", "JobLike"]
+__all__ = ["FIELD_MANAGER", "Applied", "Client", "Description", "JobLike", "JobRef"]
 
 FIELD_MANAGER = "t9k-sdk"
 """The field manager of server-side apply, and of the patches of pause/resume/scale."""
@@ -94,6 +94,11 @@ SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 JobLike = AnyJob | Buildable | Mapping[str, Any]
 """What `apply` accepts: a wire model, a builder, or a manifest dict."""
+
+JobRef = KindLike | JobLike
+"""How `get`, `wait`, `logs`, `describe`, `delete`, ... name a job: a kind (`"gj"`, a model
+class) followed by the job's name, or the job itself, as given to `apply` (a builder, a wire
+model or a manifest dict), without a name."""
 
 _SERVER_FIELDS = (
     "uid",
@@ -114,9 +119,12 @@ class Applied:
     job: AnyJob
     """The job as the API server stored it."""
     action: Literal["created", "configured", "unchanged"]
+    dry_run: bool = False
+    """A server-side dry run: the API server accepted the job but stored nothing."""
 
     def __str__(self) -> str:
-        return f"{self.job.kind.lower()}/{self.job.metadata.name} {self.action}"
+        suffix = " (server dry run)" if self.dry_run else ""
+        return f"{self.job.kind.lower()}/{self.job.metadata.name} {self.action}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -197,6 +205,36 @@ class Client:
     def _ns(self, namespace: str | None) -> str:
         return namespace or self.namespace
 
+    def _target(
+        self, job: JobRef, name: str | None, namespace: str | None
+    ) -> tuple[JobKind, str, str]:
+        """(kind, name, namespace) of a job named as kind + name, or given as a job object.
+
+        A job object's own namespace wins over the client's default; `namespace` must agree
+        with it when both are given.
+        """
+        if isinstance(job, str | JobKind | type):
+            if not name:
+                raise ClientError(
+                    f"a job name is needed after the kind {getattr(job, '__name__', str(job))!r}"
+                    " (or pass the job object itself, as given to apply)"
+                )
+            return resolve_kind(job), name, self._ns(namespace)
+        manifest = _apply_manifest(job)
+        meta = manifest["metadata"]
+        if name is not None and name != meta["name"]:
+            raise ClientError(
+                f"{manifest['kind']} {meta['name']!r} was given with the name {name!r};"
+                " pass either the job object or a kind and a name, not both"
+            )
+        declared = meta.get("namespace")
+        if namespace and declared and namespace != declared:
+            raise ClientError(
+                f"{manifest['kind']} {meta['name']!r} declares namespace {declared!r} but"
+                f" namespace {namespace!r} was asked for; remove one of them"
+            )
+        return resolve_kind(manifest["kind"]), meta["name"], declared or self._ns(namespace)
+
     @staticmethod
     def _jobs_url(kind: JobKind, namespace: str | None) -> str:
         base = f"/apis/{models.API_VERSION}"
@@ -255,14 +293,13 @@ class Client:
     # -- get / list ----------------------------------------------------------------------------
 
     def get_manifest(
-        self, kind: KindLike, name: str, namespace: str | None = None
+        self, kind: JobRef, name: str | None = None, namespace: str | None = None
     ) -> dict[str, Any]:
         """The job as the API server returns it (a dict, with status)."""
-        k = resolve_kind(kind)
-        ns = self._ns(namespace)
+        k, name, ns = self._target(kind, name, namespace)
         return self._request("GET", self._job_url(k, name, ns), k, name, ns)
 
-    def get(self, kind: KindLike, name: str, namespace: str | None = None) -> AnyJob:
+    def get(self, kind: JobRef, name: str | None = None, namespace: str | None = None) -> AnyJob:
         """The job (a wire model, with `status`). Raises `JobNotFoundError`."""
         return _without_warnings(self.get_manifest(kind, name, namespace))
 
@@ -297,6 +334,15 @@ class Client:
                 if kind is not None:
                     raise
                 continue
+            except ApiRequestError as exc:
+                if label_selector is not None and exc.status == 400:
+                    raise ApiRequestError(
+                        f"the label selector {label_selector!r} is invalid: {exc} (e.g."
+                        " `team=nlp`, `team!=cv`, `team in (nlp,cv)`, `team`, `!team`)",
+                        status=exc.status,
+                        reason=exc.reason,
+                    ) from None
+                raise
             served += 1
             items = sorted(
                 data.get("items") or (),
@@ -312,13 +358,43 @@ class Client:
 
     # -- apply / delete ------------------------------------------------------------------------
 
-    def apply(self, job: JobLike, namespace: str | None = None) -> AnyJob:
+    def apply(self, job: JobLike, namespace: str | None = None, *, dry_run: bool = False) -> AnyJob:
         """Create or update a job with server-side apply (field manager `t9k-sdk`, forcing
-        conflicts). Applying the same job again changes nothing. Returns the stored job."""
-        return self.apply_report(job, namespace).job
+        conflicts). Applying the same job again changes nothing. Returns the stored job.
 
-    def apply_report(self, job: JobLike, namespace: str | None = None) -> Applied:
+        With `dry_run=True` the API server validates and merges the job as it would (its
+        schema, CEL rules and admission) but stores nothing (`kubectl apply --dry-run=server`);
+        the result is what it would have stored."""
+        return self.apply_report(job, namespace, dry_run=dry_run).job
+
+    def apply_report(
+        self, job: JobLike, namespace: str | None = None, *, dry_run: bool = False
+    ) -> Applied:
         """`apply`, and whether the job was created, configured (changed) or unchanged."""
+        before, stored = self._apply(job, namespace, dry_run=dry_run)
+        action: Literal["created", "configured", "unchanged"]
+        if before is None:
+            action = "created"
+        elif _declared(before) == _declared(stored):
+            action = "unchanged"
+        else:
+            action = "configured"
+        return Applied(_without_warnings(stored), action, dry_run=dry_run)
+
+    def diff(
+        self, job: JobLike, namespace: str | None = None
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """(live, merged): the job as it is on the cluster (None if it does not exist) and as it
+        would be after `apply`, both from the API server (a server-side dry run: nothing is
+        stored), without `managedFields`. Equal when applying would change nothing."""
+        before, stored = self._apply(job, namespace, dry_run=True)
+        live = _comparable(before) if before is not None else None
+        return live, _comparable(stored)
+
+    def _apply(
+        self, job: JobLike, namespace: str | None, *, dry_run: bool
+    ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """(before, after) of a server-side apply; `dry_run`: nothing is stored."""
         manifest = _apply_manifest(job)
         meta = manifest["metadata"]
         declared = meta.get("namespace")
@@ -332,32 +408,28 @@ class Client:
         k = resolve_kind(manifest["kind"])
         url = self._job_url(k, meta["name"], ns)
         try:
-            before = self._request("GET", url, k, meta["name"], ns)
+            before: dict[str, Any] | None = self._request("GET", url, k, meta["name"], ns)
         except JobNotFoundError:
             before = None
+        query: dict[str, Any] = {"fieldManager": FIELD_MANAGER, "force": True}
+        if dry_run:
+            query["dryRun"] = "All"
         stored = self._request(
             "PATCH",
             url,
             k,
             meta["name"],
             ns,
-            query={"fieldManager": FIELD_MANAGER, "force": True},
+            query=query,
             body=manifest,
             content_type=APPLY_PATCH,
         )
-        action: Literal["created", "configured", "unchanged"]
-        if before is None:
-            action = "created"
-        elif _declared(before) == _declared(stored):
-            action = "unchanged"
-        else:
-            action = "configured"
-        return Applied(_without_warnings(stored), action)
+        return before, stored
 
     def delete(
         self,
-        kind: KindLike,
-        name: str,
+        kind: JobRef,
+        name: str | None = None,
         namespace: str | None = None,
         *,
         wait: bool = False,
@@ -368,8 +440,7 @@ class Client:
         With `wait`, return once the job is gone (watched, up to `timeout` seconds; then
         `WaitTimeoutError`). Raises `JobNotFoundError` if it does not exist.
         """
-        k = resolve_kind(kind)
-        ns = self._ns(namespace)
+        k, name, ns = self._target(kind, name, namespace)
         self._request(
             "DELETE",
             self._job_url(k, name, ns),
@@ -418,9 +489,10 @@ class Client:
         )
         return _without_warnings(data)
 
-    def _set_pause(self, kind: KindLike, name: str, namespace: str | None, pause: bool) -> AnyJob:
-        k = resolve_kind(kind)
-        ns = self._ns(namespace)
+    def _set_pause(
+        self, kind: JobRef, name: str | None, namespace: str | None, pause: bool
+    ) -> AnyJob:
+        k, name, ns = self._target(kind, name, namespace)
         current = self.get(k, name, ns)
         phase = current.status.phase.value if current.status and current.status.phase else None
         if phase in TERMINAL_PHASES:
@@ -433,13 +505,13 @@ class Client:
         # setting one boolean needs no read-modify-write.
         return self._patch(k, name, ns, {"spec": {"runMode": {"pause": {"enabled": pause}}}})
 
-    def pause(self, kind: KindLike, name: str, namespace: str | None = None) -> AnyJob:
+    def pause(self, kind: JobRef, name: str | None = None, namespace: str | None = None) -> AnyJob:
         """Pause a job: set `spec.runMode.pause.enabled` (the operator deletes its pods; phase
         Paused). Pausing a paused job changes nothing; a finished one raises
         `JobFinishedError`."""
         return self._set_pause(kind, name, namespace, True)
 
-    def resume(self, kind: KindLike, name: str, namespace: str | None = None) -> AnyJob:
+    def resume(self, kind: JobRef, name: str | None = None, namespace: str | None = None) -> AnyJob:
         """Resume a paused job (phase Resuming, then Running; `resumeSpecs` apply)."""
         return self._set_pause(kind, name, namespace, False)
 
@@ -483,8 +555,8 @@ class Client:
 
     def wait(
         self,
-        kind: KindLike,
-        name: str,
+        kind: JobRef,
+        name: str | None = None,
         namespace: str | None = None,
         *,
         for_phase: str | None = None,
@@ -518,8 +590,7 @@ class Client:
             target = WaitTarget.condition(value, status if sep else True)
         else:
             target = WaitTarget.phase(for_phase or models.JobPhase.SUCCEEDED.value)
-        k = resolve_kind(kind)
-        ns = self._ns(namespace)
+        k, name, ns = self._target(kind, name, namespace)
         clock = StuckClock(stuck_grace)
         deadline = None if timeout is None else time.monotonic() + timeout
         sink: queue.Queue[WatchEvent] = queue.Queue()
@@ -681,11 +752,11 @@ class Client:
         )
 
     def pods(
-        self, kind: KindLike, name: str, namespace: str | None = None
+        self, kind: JobRef, name: str | None = None, namespace: str | None = None
     ) -> builtins.list[PodInfo]:
         """The job's pods now (type, index, phase, node, restarts, container state)."""
-        k = resolve_kind(kind)
-        return [pod_info(p) for p in self._pods(k, name, self._ns(namespace))]
+        k, name, ns = self._target(kind, name, namespace)
+        return [pod_info(p) for p in self._pods(k, name, ns)]
 
     def _events(
         self,
@@ -729,18 +800,18 @@ class Client:
         return sort_events(found)
 
     def events(
-        self, kind: KindLike, name: str, namespace: str | None = None
+        self, kind: JobRef, name: str | None = None, namespace: str | None = None
     ) -> builtins.list[JobEvent]:
         """Events of the job and of its pods (also of pods since replaced), oldest first."""
-        k = resolve_kind(kind)
-        ns = self._ns(namespace)
+        k, name, ns = self._target(kind, name, namespace)
         job = self.get_manifest(k, name, ns)
         return self._events(k, name, ns, job, self._pods(k, name, ns))
 
-    def describe(self, kind: KindLike, name: str, namespace: str | None = None) -> Description:
+    def describe(
+        self, kind: JobRef, name: str | None = None, namespace: str | None = None
+    ) -> Description:
         """The job, its pods, their events, and the findings of `diagnose`."""
-        k = resolve_kind(kind)
-        ns = self._ns(namespace)
+        k, name, ns = self._target(kind, name, namespace)
         job = self.get_manifest(k, name, ns)
         pods = self._pods(k, name, ns)
         events = self._events(k, name, ns, job, pods)
@@ -748,7 +819,7 @@ class Client:
         return Description(_without_warnings(job), [pod_info(p) for p in pods], events, findings)
 
     def diagnose(
-        self, kind: KindLike, name: str, namespace: str | None = None
+        self, kind: JobRef, name: str | None = None, namespace: str | None = None
     ) -> builtins.list[Finding]:
         """What stands in the job's way, most severe first: unschedulable pods with the
         scheduler's message, waiting containers (image pulls, crash loops), failed pods with exit
@@ -759,8 +830,8 @@ class Client:
 
     def logs(
         self,
-        kind: KindLike,
-        name: str,
+        kind: JobRef,
+        name: str | None = None,
         namespace: str | None = None,
         *,
         replica_type: str | None = None,
@@ -781,8 +852,7 @@ class Client:
         """
         if tail is not None and tail < 0:
             raise ValueError(f"tail must be >= 0; got {tail}")
-        k = resolve_kind(kind)
-        ns = self._ns(namespace)
+        k, name, ns = self._target(kind, name, namespace)
         job = self.get_manifest(k, name, ns)
         model = _without_warnings(job)
         slots = rules_for(model).slots()
@@ -847,6 +917,15 @@ def _read_json(response: Response) -> dict[str, Any]:
 
 def _version(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored object without the bookkeeping that changes on every write (for `diff`)."""
+    data = json.loads(json.dumps(obj))
+    meta = data.get("metadata") or {}
+    for field in ("managedFields", "resourceVersion"):
+        meta.pop(field, None)
+    return dict(data)
 
 
 def _declared(obj: Mapping[str, Any]) -> tuple[Any, ...]:

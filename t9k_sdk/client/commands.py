@@ -11,6 +11,7 @@ only when a verb runs, so the offline commands (render, validate, crds) work wit
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import sys
@@ -58,7 +59,7 @@ from t9k_sdk.errors import InvalidManifestError, InvalidYAMLError
 from t9k_sdk.reconcile.desired import rules_for
 
 if TYPE_CHECKING:
-    from t9k_sdk.client.client import Client
+    from t9k_sdk.client.client import Client, Description
 
 __all__ = [
     "EXIT_FAILED",
@@ -159,18 +160,28 @@ class _Loaded:
     origin: str
 
 
-def _collect(paths: Sequence[str]) -> tuple[list[_Loaded], list[str]]:
-    """The jobs of `apply -f` arguments, and the errors (each a message).
+_PYTHON_FLAG_HINT = (
+    "Python job files are executed as code, so {verb} runs them only when asked: add --python,"
+    " or render them first (`t9k-sdk render {arg} | t9k-sdk {verb} -f -`)"
+)
 
-    YAML files (and `-`) are read as manifests; Python files, directories of them and module
-    names as `render` reads them; a directory with YAML files gives those. The same job given
-    twice counts once; two different jobs with the same kind, namespace and name are an error.
+
+def _collect(
+    paths: Sequence[str], *, python: bool = False, verb: str = "apply"
+) -> tuple[list[_Loaded], list[str]]:
+    """The jobs of `-f` arguments, and the errors (each a message).
+
+    YAML files (and `-`) are read as manifests; a directory gives its YAML files. Python files,
+    module names and the Python files of a directory are imported as `render` reads them only
+    with `python=True`: otherwise a named one is a usage error and those of a directory are
+    skipped with a note on standard error. The same job given twice counts once; two different
+    jobs with the same kind, namespace and name are an error.
     """
     from t9k_sdk import cli
 
     found: list[_Loaded] = []
     errors: list[str] = []
-    python: list[str] = []
+    sources: list[str] = []
     for arg in paths:
         path = Path(arg)
         yaml_files: list[Path] = []
@@ -185,14 +196,29 @@ def _collect(paths: Sequence[str]) -> tuple[list[_Loaded], list[str]]:
             yaml_files = sorted(
                 p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
             )
-            if not yaml_files:
-                python.append(arg)
+            py_files = cli._find_sources([arg])  # as `render` would read the directory
+            if python:
+                if py_files:
+                    sources.append(arg)
+            elif py_files:
+                _say(
+                    f"note: skipped {len(py_files)} Python file(s) in {arg} (pass --python to"
+                    " run them as job definitions)",
+                    sys.stderr,
+                )
         elif path.suffix in (".yaml", ".yml", ".json"):
             if not path.is_file():
                 raise _Usage(f"{arg}: no such file")
             yaml_files = [path]
+        elif not python:
+            what = (
+                "a Python file" if path.suffix == ".py" else "not a YAML file (.yaml, .yml, .json)"
+            )
+            if not path.exists() and path.suffix != ".py":
+                what = "no such file (or a Python module name)"
+            raise _Usage(f"{arg}: {what}; " + _PYTHON_FLAG_HINT.format(verb=verb, arg=arg))
         else:
-            python.append(arg)
+            sources.append(arg)
         for file in yaml_files:
             try:
                 found.extend(_Loaded(j, str(file)) for j in codecs.load_all_yaml(file))
@@ -200,12 +226,12 @@ def _collect(paths: Sequence[str]) -> tuple[list[_Loaded], list[str]]:
                 errors.append(f"{file}: {exc}")
             except OSError as exc:
                 errors.append(f"{file}: cannot read: {exc.strerror or exc}")
-    if python:
+    if sources:
         try:
-            sources = cli._find_sources(python)
+            found_sources = cli._find_sources(sources)
         except cli._UsageError as exc:
             raise _Usage(str(exc)) from None
-        rendered = cli._load_jobs(sources)
+        rendered = cli._load_jobs(found_sources)
         errors.extend(rendered.errors)
         found.extend(_Loaded(b.job, b.origin) for b in rendered.jobs)
     unique: dict[tuple[str, str | None, str | None], _Loaded] = {}
@@ -220,27 +246,88 @@ def _collect(paths: Sequence[str]) -> tuple[list[_Loaded], list[str]]:
     return list(unique.values()), errors
 
 
-def _cmd_apply(args: argparse.Namespace) -> int:
-    jobs, errors = _collect(args.filename)
+def _load(args: argparse.Namespace, verb: str) -> list[_Loaded] | None:
+    """The jobs of `args.filename`; None (after saying why) when any input is invalid."""
+    jobs, errors = _collect(args.filename, python=args.python, verb=verb)
     for message in errors:
         _error(message)
     if errors:
-        _error(f"nothing was applied ({len(errors)} invalid input(s))")
-        return EXIT_FAILED
+        done = {"apply": "applied", "delete": "deleted", "diff": "compared"}[verb]
+        _error(f"nothing was {done} ({len(errors)} invalid input(s))")
+        return None
     if not jobs:
         _error(f"no jobs found in {', '.join(args.filename)}")
+        return None
+    return jobs
+
+
+def _cmd_apply(args: argparse.Namespace) -> int:
+    jobs = _load(args, "apply")
+    if jobs is None:
         return EXIT_FAILED
+    if args.dry_run == "client":
+        # Read and validated by the SDK (as the API server's schema would); nothing is sent.
+        for item in jobs:
+            _say(f"{_ref(item.job)} valid (client dry run: not sent to the cluster)")
+        return EXIT_OK
     failed = 0
     with _connect(args) as client:
         for item in jobs:
             try:
-                applied = client.apply_report(item.job, args.namespace)
+                applied = client.apply_report(
+                    item.job, args.namespace, dry_run=args.dry_run == "server"
+                )
             except ClientError as exc:
                 failed += 1
                 _error(f"{_ref(item.job)} ({item.origin}): {exc}")
                 continue
-            _say(f"{_ref(applied.job)} {applied.action}")
+            _say(str(applied))
     return EXIT_FAILED if failed else EXIT_OK
+
+
+# -- diff --------------------------------------------------------------------------------------
+
+EXIT_DIFF = 1
+"""`diff`: the cluster differs from the files (as `kubectl diff`)."""
+EXIT_DIFF_ERROR = 2
+"""`diff`: something went wrong (invalid input, a refused request)."""
+
+
+def _diff_text(ref: str, live: dict[str, Any] | None, merged: dict[str, Any]) -> str:
+    """A unified diff of the YAML of the live object and of the object after applying."""
+    import difflib
+
+    before = codecs.dump_all_yaml([live]).splitlines(keepends=True) if live is not None else []
+    after = codecs.dump_all_yaml([merged]).splitlines(keepends=True)
+    return "".join(
+        difflib.unified_diff(
+            before,
+            after,
+            fromfile=f"live/{ref}" if live is not None else "/dev/null",
+            tofile=f"merged/{ref}",
+        )
+    )
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    jobs = _load(args, "diff")
+    if jobs is None:
+        return EXIT_DIFF_ERROR
+    differs = failed = False
+    with _connect(args) as client:
+        for item in jobs:
+            try:
+                live, merged = client.diff(item.job, args.namespace)
+            except ClientError as exc:
+                failed = True
+                _error(f"{_ref(item.job)} ({item.origin}): {exc}")
+                continue
+            if live != merged:
+                differs = True
+                sys.stdout.write(_diff_text(_ref(item.job), live, merged))
+    if failed:
+        return EXIT_DIFF_ERROR
+    return EXIT_DIFF if differs else EXIT_OK
 
 
 # -- get ---------------------------------------------------------------------------------------
@@ -262,10 +349,7 @@ def _print_objects(jobs: Sequence[AnyJob], output: str, single: bool) -> None:
             "items": [_manifest(j) for j in jobs],
             "metadata": {"resourceVersion": ""},
         }
-    if output == "json":
-        _say(json.dumps(payload, indent=2))
-    else:
-        sys.stdout.write(codecs.dump_all_yaml([payload]))
+    _print_data(payload, output)
 
 
 def _cmd_get(args: argparse.Namespace) -> int:
@@ -278,6 +362,10 @@ def _cmd_get(args: argparse.Namespace) -> int:
     name = positional[1] if len(positional) == 2 else None
     if args.all_namespaces and name:
         raise _Usage("a NAME cannot be combined with -A (--all-namespaces)")
+    if args.selector is not None and name:
+        raise _Usage("a NAME cannot be combined with -l (--selector)")
+    if args.selector is not None and args.watch:
+        raise _Usage("-l (--selector) cannot be combined with -w (--watch)")
     paint = Painter(colour_wanted(sys.stdout))
     wide = args.output == "wide"
     with _connect(args) as client:
@@ -287,7 +375,9 @@ def _cmd_get(args: argparse.Namespace) -> int:
             assert kind is not None
             jobs = [client.get(kind, name)]
         else:
-            jobs = client.list(kind, all_namespaces=args.all_namespaces)
+            jobs = client.list(
+                kind, all_namespaces=args.all_namespaces, label_selector=args.selector
+            )
         if args.output in ("yaml", "json"):
             _print_objects(jobs, args.output, single=name is not None)
             return EXIT_OK
@@ -298,7 +388,8 @@ def _cmd_get(args: argparse.Namespace) -> int:
         if not jobs:
             where = "any namespace" if args.all_namespaces else f"namespace {client.namespace!r}"
             what = f"{kind.kind}s" if kind else "jobs"
-            _say(f"No {what} found in {where}.", sys.stderr)
+            matching = f" matching {args.selector!r}" if args.selector is not None else ""
+            _say(f"No {what}{matching} found in {where}.", sys.stderr)
             return EXIT_OK
         now = time.time()
         rows = [job_row(j, now, namespace=args.all_namespaces, wide=wide) for j in jobs]
@@ -432,6 +523,9 @@ def _cmd_describe(args: argparse.Namespace) -> int:
     paint = Painter(colour_wanted(sys.stdout))
     with _connect(args) as client:
         d = client.describe(kind, name)
+    if args.output in ("json", "yaml"):
+        _print_data(_description_data(d), args.output)
+        return EXIT_OK
     now = datetime.now(UTC)
     job = d.job
     phase = job.status.phase.value if job.status and job.status.phase else "<none>"
@@ -477,6 +571,34 @@ def _cmd_describe(args: argparse.Namespace) -> int:
     out += [f"  {line}" for f in d.findings for line in _finding_lines(f, paint)]
     _say("\n".join(out))
     return EXIT_OK
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses, datetimes and containers as JSON-ready data (times in ISO 8601)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _description_data(d: Description) -> dict[str, Any]:
+    """What `describe -o json|yaml` prints: the job, its pods, events and findings."""
+    return {
+        "job": _manifest(d.job),
+        "pods": _plain(d.pods),
+        "events": _plain(d.events),
+        "findings": _plain(d.findings),
+    }
+
+
+def _print_data(payload: Any, output: str) -> None:
+    if output == "json":
+        _say(json.dumps(payload, indent=2))
+    else:
+        sys.stdout.write(codecs.dump_all_yaml([payload]))
 
 
 def _indent(text: str) -> list[str]:
@@ -665,29 +787,80 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     positional = list(args.args)
     if len(positional) == 1 and "/" in positional[0]:
         positional = positional[0].split("/", 1)
+    if args.filename:
+        if positional or args.selector is not None:
+            raise _Usage("-f (--filename) cannot be combined with KIND, NAME or -l (--selector)")
+        return _delete_files(args)
+    if args.selector is not None:
+        if len(positional) > 1:
+            raise _Usage("-l (--selector) takes no NAME: give KIND (or nothing, for every kind)")
+        kind = _kind(positional[0]) if positional else None
+        with _connect(args) as client:
+            jobs = client.list(kind, label_selector=args.selector)
+            if not jobs:
+                what = f"{kind.kind}s" if kind else "jobs"
+                _say(
+                    f"No {what} matching {args.selector!r} found in namespace"
+                    f" {client.namespace!r}.",
+                    sys.stderr,
+                )
+                return EXIT_OK
+            return _delete_each(
+                client, args, [(resolve_kind(j.kind), j.metadata.name or "", None) for j in jobs]
+            )
     if len(positional) < 2:
-        raise _Usage("delete needs KIND and NAME (e.g. `gj mnist`)")
+        raise _Usage("delete needs KIND and NAME (e.g. `gj mnist`), -l SELECTOR, or -f FILE")
     kind = _kind(positional[0])
-    status = EXIT_OK
     with _connect(args) as client:
-        for name in positional[1:]:
-            try:
-                client.delete(kind, name, wait=args.wait)
-            except ClientError as exc:
-                if args.ignore_not_found and getattr(exc, "status", None) == 404:
-                    continue
-                _error(str(exc))
-                status = EXIT_FAILED
+        return _delete_each(client, args, [(kind, name, None) for name in positional[1:]])
+
+
+def _delete_files(args: argparse.Namespace) -> int:
+    jobs = _load(args, "delete")
+    if jobs is None:
+        return EXIT_FAILED
+    with _connect(args) as client:
+        return _delete_each(
+            client,
+            args,
+            [
+                (resolve_kind(i.job.kind), i.job.metadata.name or "", i.job.metadata.namespace)
+                for i in jobs
+            ],
+        )
+
+
+def _delete_each(
+    client: Client, args: argparse.Namespace, targets: Sequence[tuple[JobKind, str, str | None]]
+) -> int:
+    status = EXIT_OK
+    for kind, name, namespace in targets:
+        if namespace and args.namespace and namespace != args.namespace:
+            _error(
+                f"{kind.kind} {name!r} declares namespace {namespace!r} but namespace"
+                f" {args.namespace!r} was asked for; remove one of them"
+            )
+            status = EXIT_FAILED
+            continue
+        try:
+            client.delete(kind, name, namespace, wait=args.wait)
+        except ClientError as exc:
+            if args.ignore_not_found and getattr(exc, "status", None) == 404:
                 continue
-            _say(f"{kind.label}/{name} deleted")
+            _error(str(exc))
+            status = EXIT_FAILED
+            continue
+        _say(f"{kind.label}/{name} deleted")
     return status
 
 
 # -- registration ------------------------------------------------------------------------------
 
 
-def _run(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """Turn the client's errors into messages and exit codes."""
+def _run(
+    command: Callable[[argparse.Namespace], int], failure: int = EXIT_FAILED
+) -> Callable[[argparse.Namespace], int]:
+    """Turn the client's errors into messages and exit codes (`failure` for a failed request)."""
 
     def run(args: argparse.Namespace) -> int:
         try:
@@ -698,10 +871,10 @@ def _run(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Nam
             return EXIT_USAGE
         except KubeconfigError as exc:
             _error(str(exc))
-            return EXIT_FAILED
+            return failure
         except (ClientError, InvalidManifestError) as exc:
             _error(str(exc))
-            return EXIT_FAILED
+            return failure
         except KeyboardInterrupt:
             print(file=sys.stderr)
             return EXIT_INTERRUPTED
@@ -729,40 +902,86 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     fmt = argparse.RawDescriptionHelpFormatter
 
     def verb(
-        name: str, help: str, description: str, examples: str, run: Callable[..., int]
+        name: str,
+        help: str,
+        description: str,
+        examples: str,
+        run: Callable[..., int],
+        *,
+        exit_status: str = EXIT_STATUS_HELP,
+        failure: int = EXIT_FAILED,
     ) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = sub.add_parser(
             name,
             help=help,
             description=description,
-            epilog=f"examples:\n{examples}\n\n{EXIT_STATUS_HELP}",
+            epilog=f"examples:\n{examples}\n\n{exit_status}",
             formatter_class=fmt,
         )
         _cluster_options(p)
-        p.set_defaults(run=_run(run), parser=p)
+        p.set_defaults(run=_run(run, failure), parser=p)
         return p
+
+    def files(p: argparse.ArgumentParser, required: bool) -> None:
+        p.add_argument(
+            "-f",
+            "--filename",
+            action="append",
+            required=required,
+            metavar="FILE",
+            help="a YAML manifest, a directory of them, or - (repeatable); with --python also"
+            " a Python file, module or directory of job definitions",
+        )
+        p.add_argument(
+            "--python",
+            action="store_true",
+            help="also import Python job files (named, or in a directory) and use the jobs"
+            " they define; they run as code, so only with this flag",
+        )
 
     p = verb(
         "apply",
         "create or update jobs on the cluster (server-side apply)",
-        "Create or update the jobs of YAML manifests or Python files on the cluster, with\n"
-        "server-side apply (field manager t9k-sdk). Applying the same job again changes nothing.\n"
-        "Every input is read and validated first: if any is invalid, nothing is applied.\n\n"
-        "FILE is a YAML file (.yaml, .yml, .json), `-` (standard input), a Python file or module\n"
-        "defining jobs (as `t9k-sdk render` reads them), or a directory: its YAML files, or its\n"
-        "Python files if it has no YAML. A job without a namespace goes to -n (or the context's).",
-        "  t9k-sdk apply -f jobs/bert.py\n  t9k-sdk apply -f manifests/ -n team-a\n"
-        "  t9k-sdk render jobs/ | t9k-sdk apply -f -",
+        "Create or update the jobs of YAML manifests (or, with --python, Python files) on the\n"
+        "cluster, with server-side apply (field manager t9k-sdk). Applying the same job again\n"
+        "changes nothing. Every input is read and validated first: if any is invalid, nothing is\n"
+        "applied.\n\n"
+        "FILE is a YAML file (.yaml, .yml, .json), `-` (standard input) or a directory (its YAML\n"
+        "files). Python job files run as code: they are read only with --python (a directory's\n"
+        "*.py files are otherwise skipped with a note). A job without a namespace goes to -n (or\n"
+        "the context's).\n\n"
+        "--dry-run=server sends the jobs to the API server, which validates them (schema, CEL\n"
+        "rules, admission) and answers as if it applied them, but stores nothing;\n"
+        "--dry-run=client only reads and validates them with the SDK, without a cluster.",
+        "  t9k-sdk apply -f manifests/ -n team-a\n  t9k-sdk apply -f jobs/bert.py --python\n"
+        "  t9k-sdk render jobs/ | t9k-sdk apply -f -\n"
+        "  t9k-sdk apply -f manifests/ --dry-run=server",
         _cmd_apply,
     )
+    files(p, required=True)
     p.add_argument(
-        "-f",
-        "--filename",
-        action="append",
-        required=True,
-        metavar="FILE",
-        help="a manifest, a Python file or module, a directory, or - (repeatable)",
+        "--dry-run",
+        choices=("none", "client", "server"),
+        default="none",
+        help="server: the API server checks the jobs but stores nothing; client: check them"
+        " offline only (default: none, apply them)",
     )
+
+    p = verb(
+        "diff",
+        "show what apply would change, as a unified diff of YAML",
+        "Show how the jobs on the cluster would change if the files were applied: for each job,\n"
+        "a unified diff between its live object and the object the API server would store\n"
+        "(a server-side dry run of the apply: nothing is changed). A job that does not exist yet\n"
+        "is shown as all new. managedFields and resourceVersion are left out. Reads FILE as\n"
+        "apply does.",
+        "  t9k-sdk diff -f manifests/\n  t9k-sdk render jobs/ | t9k-sdk diff -f -",
+        _cmd_diff,
+        exit_status="exit status (as kubectl diff):\n  0    no differences\n"
+        "  1    differences found\n  >1   invalid input, usage error, or a failed request",
+        failure=EXIT_DIFF_ERROR,
+    )
+    files(p, required=True)
 
     p = verb(
         "get",
@@ -791,6 +1010,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument(
         "-A", "--all-namespaces", action="store_true", help="list the jobs of every namespace"
     )
+    _selector(p, "list only the jobs whose labels match")
 
     p = verb(
         "describe",
@@ -801,10 +1021,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "image pull errors, crash loops, failures with exit codes and termination messages,\n"
         "restarts, an expired launcher barrier, or no operator looking at the job.\n\n"
         + _KINDS_HELP,
-        "  t9k-sdk describe gj mnist\n  t9k-sdk describe dj/bert -n team-a",
+        "  t9k-sdk describe gj mnist\n  t9k-sdk describe dj/bert -n team-a\n"
+        "  t9k-sdk describe gj mnist -o json",
         _cmd_describe,
     )
     p.add_argument("args", nargs="+", metavar="KIND NAME")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("text", "json", "yaml"),
+        default="text",
+        help="text (default), or the job, pods, events and findings as json or yaml",
+    )
 
     p = verb(
         "wait",
@@ -893,13 +1121,27 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p = verb(
         "delete",
         "delete jobs (their pods and other objects go with them)",
-        "Delete jobs; the garbage collector deletes their pods, services, config maps and\n"
+        "Delete jobs named by KIND and NAME, by a label selector (-l), or by the manifests that\n"
+        "created them (-f); the garbage collector deletes their pods, services, config maps and\n"
         "secrets.\n\n" + _KINDS_HELP,
-        "  t9k-sdk delete gj mnist\n  t9k-sdk delete dj bert gpt --wait",
+        "  t9k-sdk delete gj mnist\n  t9k-sdk delete dj bert gpt --wait\n"
+        "  t9k-sdk delete -l team=nlp\n  t9k-sdk delete -f manifests/",
         _cmd_delete,
     )
-    p.add_argument("args", nargs="+", metavar="KIND NAME [NAME...]")
+    p.add_argument("args", nargs="*", metavar="KIND NAME [NAME...]")
+    _selector(p, "delete the jobs whose labels match (of KIND, or of every kind)")
+    files(p, required=False)
     p.add_argument("--wait", action="store_true", help="return once the jobs are gone")
     p.add_argument(
         "--ignore-not-found", action="store_true", help="a job that does not exist is not an error"
+    )
+
+
+def _selector(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "-l",
+        "--selector",
+        metavar="SELECTOR",
+        help=f"{what} SELECTOR, evaluated by the API server: `key=value`, `key!=value`,"
+        " `key in (a,b)`, `key`, `!key`, comma-separated",
     )

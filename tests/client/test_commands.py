@@ -136,7 +136,9 @@ def test_apply_of_a_python_file_with_an_error_reports_it_like_render(
 ) -> None:
     source = tmp_path / "jobs.py"
     source.write_text("raise RuntimeError('no data set configured')\n")
-    code, _, err = run(capsys, "apply", "-f", str(source), "--kubeconfig", str(unreachable))
+    code, _, err = run(
+        capsys, "apply", "-f", str(source), "--python", "--kubeconfig", str(unreachable)
+    )
     assert code == 1
     assert f"cannot import {source}" in err
     assert "RuntimeError: no data set configured" in err

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from t9k_sdk import codecs
+from t9k_sdk import codecs, models
 from t9k_sdk.cli import main
-from t9k_sdk.client import Client
+from t9k_sdk.client import Client, ClientError
 from tests.cluster.client_helpers import (
     FAILS,
     SUCCEEDS,
@@ -137,7 +137,7 @@ def test_apply_a_python_file_then_pause_resume_and_scale(
             gpt = DeepSpeedJob(name="gpt", image="ds:1", workers=2, elastic=Elastic(min=1, max=3),
                                run=["train.py"])
             """))
-    assert cli("apply", "-f", str(source)) == (0, "deepspeedjob/gpt created\n", "")
+    assert cli("apply", "-f", str(source), "--python") == (0, "deepspeedjob/gpt created\n", "")
     assert cli("wait", "dj", "gpt", "--for", "phase=Running", "-q", "--timeout", "30s")[0] == 0
 
     code, out, _ = cli("pause", "dj", "gpt")
@@ -189,3 +189,144 @@ def test_the_console_script_runs(kubeconfig: Path, namespace: str, client: Clien
         env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
     )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "genericjob/script\n", "")
+
+
+# -- kubectl conventions: selectors, server-side dry run, diff, delete -f, job objects ----------
+
+
+def labelled(name: str, **labels: str) -> dict[str, object]:
+    job = generic_job(name)
+    job["metadata"]["labels"] = labels
+    return job
+
+
+def test_selector_dry_run_diff_and_delete_by_file(cli: Cli, client: Client, tmp_path: Path) -> None:
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    a = write_yaml(manifests / "a.yaml", labelled("a", team="nlp"))
+    write_yaml(manifests / "b.yaml", labelled("b", team="cv"))
+
+    # --dry-run=server: the API server answers as if it created the job, and stores nothing
+    assert cli("apply", "-f", str(a), "--dry-run=server") == (
+        0,
+        "genericjob/a created (server dry run)\n",
+        "",
+    )
+    assert client.list() == []
+
+    # diff against nothing: all new, exit status 1
+    code, out, err = cli("diff", "-f", str(manifests))
+    assert (code, err) == (1, "")
+    assert "--- /dev/null\n+++ merged/genericjob/a\n" in out
+    assert "+++ merged/genericjob/b\n" in out
+    assert "+  name: a\n" in out
+
+    assert cli("apply", "-f", str(manifests))[0] == 0
+    assert cli("diff", "-f", str(manifests)) == (0, "", "")  # applied: nothing to show
+
+    changed = labelled("a", team="nlp")
+    changed["spec"]["replicaSpecs"][0]["replicas"] = 3  # type: ignore[index]
+    write_yaml(a, changed)
+    code, out, _ = cli("diff", "-f", str(a))
+    assert code == 1
+    assert out.startswith("--- live/genericjob/a\n+++ merged/genericjob/a\n")
+    assert "-  - replicas: 2\n+  - replicas: 3\n" in out
+    assert "-  generation: 1\n+  generation: 2\n" in out  # as kubectl diff shows it
+    assert cli("apply", "-f", str(a), "--dry-run=server") == (
+        0,
+        "genericjob/a configured (server dry run)\n",
+        "",
+    )
+    stored = client.get("gj", "a")
+    assert isinstance(stored, models.GenericJob)
+    assert stored.spec.replica_specs[0].replicas == 2  # not stored
+
+    # describe -o json|yaml: the same facts as data
+    code, out, _ = cli("describe", "gj", "a", "-o", "json")
+    assert code == 0
+    described = json.loads(out)
+    assert sorted(described) == ["events", "findings", "job", "pods"]
+    assert described["job"]["metadata"]["labels"] == {"team": "nlp"}
+    assert "managedFields" not in described["job"]["metadata"]
+    assert all(f["severity"] in ("error", "warning", "info") for f in described["findings"])
+    assert yaml.safe_load(cli("describe", "gj/a", "-o", "yaml")[1])["job"]["kind"] == "GenericJob"
+
+    # -l: the label selector goes to the API server
+    assert cli("get", "-l", "team=nlp", "-o", "name") == (0, "genericjob/a\n", "")
+    assert cli("get", "gj", "--selector", "team in (nlp,cv)", "-o", "name")[1] == (
+        "genericjob/a\ngenericjob/b\n"
+    )
+    code, out, err = cli("get", "gj", "-l", "team=none")
+    assert (code, out) == (0, "")
+    assert "No GenericJobs matching 'team=none' found" in err
+    code, _, err = cli("get", "-l", "team in nlp")
+    assert code == 1
+    assert "the label selector 'team in nlp' is invalid: unable to parse requirement" in err
+    assert cli("delete", "-l", "team=cv") == (0, "genericjob/b deleted\n", "")
+    assert [j.metadata.name for j in client.list()] == ["a"]
+
+    # delete -f: the jobs the files define; b is already gone
+    code, out, err = cli("delete", "-f", str(manifests), "--wait")
+    assert (code, out) == (1, "genericjob/a deleted\n")
+    assert "GenericJob 'b' not found" in err
+    assert cli("delete", "-f", str(manifests), "--ignore-not-found") == (0, "", "")
+    assert client.list() == []
+
+
+def test_server_dry_run_surfaces_what_only_the_api_server_knows(
+    cli: Cli, client: Client, tmp_path: Path, namespace: str, kubeconfig: Path
+) -> None:
+    from kubernetes import client as k8s
+    from kubernetes import config as k8s_config
+
+    manifest = write_yaml(tmp_path / "job.yaml", generic_job("quota"))
+    # valid for the SDK (and --dry-run=client), but this namespace allows no GenericJob
+    api = k8s_config.new_client_from_config(str(kubeconfig))
+    core = k8s.CoreV1Api(api)
+    core.create_namespaced_resource_quota(
+        namespace,
+        {
+            "metadata": {"name": "no-jobs"},
+            "spec": {"hard": {"count/genericjobs.batch.tensorstack.dev": "0"}},
+        },
+    )
+    wait_for(
+        lambda: core.read_namespaced_resource_quota("no-jobs", namespace).status.hard,
+        bool,
+        "the quota's status",
+    )
+    api.close()
+    assert cli("apply", "-f", str(manifest), "--dry-run=client")[0] == 0
+    code, out, err = cli("apply", "-f", str(manifest), "--dry-run=server")
+    assert (code, out) == (1, "")
+    assert "genericjob/quota" in err
+    assert "exceeded quota: no-jobs" in err
+    code, out, err = cli("diff", "-f", str(manifest))
+    assert (code, out) == (2, "")
+    assert "exceeded quota: no-jobs" in err
+    assert client.list() == []
+
+
+@pytest.mark.usefixtures("operator")
+def test_client_methods_take_the_job_object_given_to_apply(client: Client) -> None:
+    from t9k_sdk import GenericJob, Replica
+    from t9k_sdk.client import JobNotFoundError
+
+    wire = codecs.from_manifest(generic_job("objects", replicas=1, annotations=SUCCEEDS))
+    client.apply(wire)
+    assert client.wait(wire, timeout=30).status.phase.value == "Succeeded"  # type: ignore[union-attr]
+    assert client.get(wire).metadata.name == "objects"
+    assert client.describe(wire).job.metadata.name == "objects"
+
+    builder = GenericJob(
+        name="built", replicas=[Replica(type="worker", count=1, image="example.invalid/t9k:sim")]
+    )
+    client.apply(builder)
+    assert client.get(builder).kind == "GenericJob"
+    assert client.get_manifest(builder)["metadata"]["namespace"] == client.namespace
+    with pytest.raises(ClientError, match="pass either the job object or a kind and a name"):
+        client.get(builder, "other")
+    client.delete(builder, wait=True)
+    with pytest.raises(JobNotFoundError):
+        client.get(builder)
+    client.delete(wire)

@@ -149,7 +149,7 @@ def test_render_to_a_directory_writes_one_file_per_job_and_says_so(
     _write(tmp_path / "jobs" / ".cache" / "d.py", 'raise RuntimeError("must not be imported")')
     out_dir = tmp_path / "manifests"
 
-    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"), "-o", str(out_dir))
+    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"), "--out-dir", str(out_dir))
 
     assert (status, out) == (0, "")
     names = sorted(p.name for p in out_dir.iterdir())
@@ -243,7 +243,7 @@ def test_render_invalid_job_shows_the_problem_and_writes_nothing(
     bad = _write(tmp_path / "jobs" / "rules.py", INVALID_RULE)
     out_dir = tmp_path / "manifests"
 
-    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"), "-o", str(out_dir))
+    status, out, err = _run(capsys, "render", str(tmp_path / "jobs"), "--out-dir", str(out_dir))
 
     assert (status, out) == (1, "")
     assert f"cannot import {bad}:" in err  # builders check the wire rules when created
@@ -320,7 +320,7 @@ def test_render_to_a_directory_refuses_two_jobs_for_one_file(
     assert status == 0
     assert [j.metadata.namespace for j in load_all_yaml(out)] == ["dev", "prod"]
 
-    status, _, err = _run(capsys, "render", str(jobs), "-o", str(tmp_path / "out"))
+    status, _, err = _run(capsys, "render", str(jobs), "--out-dir", str(tmp_path / "out"))
     assert status == 1
     assert f"{jobs}: dev and {jobs}: prod would both be written to genericjob-mnist.yaml" in err
     assert not (tmp_path / "out").exists()
@@ -539,7 +539,7 @@ def test_crds_prints_the_three_crds(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_crds_writes_one_file_per_crd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, _, err = _run(capsys, "crds", "-o", str(tmp_path / "crds"))
+    status, _, err = _run(capsys, "crds", "--out-dir", str(tmp_path / "crds"))
 
     assert status == 0
     files = sorted(p.name for p in (tmp_path / "crds").iterdir())
@@ -613,7 +613,7 @@ def test_console_script_renders_the_examples_and_validates_them(
     tmp_path: Path, console_script: Path
 ) -> None:
     rendered = subprocess.run(
-        [console_script, "render", "examples/", "-o", str(tmp_path)],
+        [console_script, "render", "examples/", "--out-dir", str(tmp_path)],
         cwd=REPO,
         capture_output=True,
         text=True,
