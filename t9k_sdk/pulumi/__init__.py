@@ -21,7 +21,9 @@ from t9k_sdk.pulumi._jobs import (
     DeepSpeedJobArgs,
     GenericJob,
     GenericJobArgs,
+    InvalidJobOutputError,
     JobFailedError,
+    deferred,
     parse_timeout,
 )
 from t9k_sdk.pulumi._operator import T9kOperator, T9kOperatorArgs
@@ -36,8 +38,10 @@ __all__ = [
     "DeepSpeedJobArgs",
     "GenericJob",
     "GenericJobArgs",
+    "InvalidJobOutputError",
     "JobFailedError",
     "T9kOperator",
     "T9kOperatorArgs",
+    "deferred",
     "parse_timeout",
 ]
