@@ -685,3 +685,42 @@ def test_unknown_argument_keys_are_named_with_a_suggestion(
         GenericJob("mnist", {"job": generic(), **args})  # type: ignore[typeddict-unknown-key]
     assert message in str(err.value)
     assert engine.resources == []
+
+
+def test_a_preview_with_an_unknown_output_registers_the_job_with_its_name_known() -> None:
+    """In a preview, an Output whose resource is not created yet is unknown: the job is still
+    registered (no error), its metadata known, its spec left for `up` to resolve."""
+
+    class Preview(Engine):
+        def new_resource(
+            self, args: pulumi.runtime.MockResourceArgs
+        ) -> tuple[str | None, dict[str, Any]]:
+            if args.typ == "kubernetes:core/v1:ConfigMap":
+                # Not created yet: the provider knows none of its outputs in a preview.
+                self.resources.append(Recorded(args.typ, args.name, dict(args.inputs)))
+                return None, {}
+            return super().new_resource(args)
+
+    engine = Preview()
+    pulumi.runtime.set_mocks(engine, project="t9k-test", stack="unit", preview=True)
+    seen: list[bool] = []
+
+    def program() -> list[pulumi.Output[Any]]:
+        config = pulumi_kubernetes.core.v1.ConfigMap("build", data={"image": "img:1"})
+        data: pulumi.Output[Any] = config.data
+        image = data.apply(lambda d: str(d["image"]))
+        job = t9k_sdk.GenericJob(
+            name="mnist",
+            replicas=[Replica(type="worker", image=deferred(image), command=["train"])],
+        )
+        component = GenericJob("mnist", {"job": job})
+        component.custom_resource.urn.apply(lambda _: seen.append(True))
+        return []
+
+    run(program)
+    sent = engine.job().inputs
+    assert sent["metadata"] == {"name": "mnist"}
+    # Unknown (the mocks drop or mark an unknown input), never the placeholder.
+    spec = sent.get("spec")
+    assert spec is None or isinstance(spec, pulumi.output.Unknown), spec
+    assert seen == [True]
