@@ -7,6 +7,9 @@
     job = t9k_sdk.DeepSpeedJob(name="bert", image="...", workers=4, run=["train.py"])
     DeepSpeedJob("bert", {"job": job, "operator": op, "await_phase": "Running"})
 
+A value another resource produces (an image built in the same stack, say) goes into any string
+field of a builder through `deferred(output)`; the components resolve and validate it at `up`.
+
 Only this package imports `pulumi` and `pulumi_kubernetes`; the rest of t9k_sdk never does. See
 docs/how-to/pulumi.md for awaiting, the update-or-replace table and the examples.
 """
