@@ -579,13 +579,19 @@ def test_an_output_of_another_resource_becomes_the_image_env_labels_and_name(
     def program() -> list[pulumi.Output[Any]]:
         config = pulumi_kubernetes.core.v1.ConfigMap(
             "build",
-            data={"image": "registry.example/mnist:abc123", "run": "run-7", "name": "mnist-7"},
+            data={
+                "image": "registry.example/mnist:abc123",
+                "run": "run-7",
+                "name": "mnist-7",
+                "namespace": "ml",
+            },
         )
         data: pulumi.Output[Any] = config.data
         image = data.apply(lambda d: str(d["image"]))
         tag = data.apply(lambda d: str(d["run"]))
         job = t9k_sdk.GenericJob(
             name=deferred(data.apply(lambda d: str(d["name"]))),
+            namespace=deferred(data.apply(lambda d: str(d["namespace"]))),
             labels={"run": deferred(tag)},
             replicas=[
                 Replica(
@@ -607,7 +613,7 @@ def test_an_output_of_another_resource_becomes_the_image_env_labels_and_name(
         {"name": "RUN", "value": "run-7"},
         {"name": "OUT", "value": "/data/run-7/ckpt"},
     ]
-    assert sent["metadata"] == {"name": "mnist-7", "labels": {"run": "run-7"}}
+    assert sent["metadata"] == {"name": "mnist-7", "namespace": "ml", "labels": {"run": "run-7"}}
     assert "t9k-output-" not in json.dumps(sent)
 
 
