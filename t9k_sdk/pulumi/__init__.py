@@ -7,6 +7,9 @@
     job = t9k_sdk.DeepSpeedJob(name="bert", image="...", workers=4, run=["train.py"])
     DeepSpeedJob("bert", {"job": job, "operator": op, "await_phase": "Running"})
 
+A value another resource produces (an image built in the same stack, say) goes into any string
+field of a builder through `deferred(output)`; the components resolve and validate it at `up`.
+
 Only this package imports `pulumi` and `pulumi_kubernetes`; the rest of t9k_sdk never does. See
 docs/how-to/pulumi.md for awaiting, the update-or-replace table and the examples.
 """
@@ -21,7 +24,9 @@ from t9k_sdk.pulumi._jobs import (
     DeepSpeedJobArgs,
     GenericJob,
     GenericJobArgs,
+    InvalidJobOutputError,
     JobFailedError,
+    deferred,
     parse_timeout,
 )
 from t9k_sdk.pulumi._operator import T9kOperator, T9kOperatorArgs
@@ -36,8 +41,10 @@ __all__ = [
     "DeepSpeedJobArgs",
     "GenericJob",
     "GenericJobArgs",
+    "InvalidJobOutputError",
     "JobFailedError",
     "T9kOperator",
     "T9kOperatorArgs",
+    "deferred",
     "parse_timeout",
 ]

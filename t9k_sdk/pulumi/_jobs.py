@@ -8,7 +8,8 @@ as a plain dict so that nothing translates them: pulumi-kubernetes #1740).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import secrets
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, get_args
 
 import pulumi
@@ -16,7 +17,10 @@ import pulumi_kubernetes as k8s
 
 from t9k_sdk import builders, codecs, models
 from t9k_sdk.codecs import AnyJob
+from t9k_sdk.errors import InvalidManifestError, Problem
+from t9k_sdk.pulumi._args import unknown_keys_error
 from t9k_sdk.pulumi._operator import T9kOperator
+from t9k_sdk.validation import validate_manifest
 
 __all__ = [
     "REPLACE_ON_CHANGES",
@@ -27,7 +31,9 @@ __all__ = [
     "DeepSpeedJobArgs",
     "GenericJob",
     "GenericJobArgs",
+    "InvalidJobOutputError",
     "JobFailedError",
+    "deferred",
 ]
 
 AwaitPhase = Literal["Running", "Succeeded"]
@@ -98,6 +104,48 @@ class JobFailedError(pulumi.RunError):
     """The job failed while `up` waited for it (see `await_phase`).
 
     A `pulumi.RunError`, so `up` shows the message without a Python stack trace."""
+
+
+class InvalidJobOutputError(InvalidManifestError, pulumi.RunError):
+    """A job is invalid once the Pulumi Outputs given with `deferred` resolved (at `up`).
+
+    An `InvalidManifestError` (the builders' error type, with a `problems` list naming each
+    field, its value and what is allowed) and a `pulumi.RunError`, so `up` fails with the
+    message and no Python stack trace."""
+
+
+_PLACEHOLDER = re.compile(r"t9k-output-[0-9a-f]{12}")
+# Placeholder -> the Output it stands for, for the lifetime of the Pulumi program's process.
+_DEFERRED: dict[str, pulumi.Output[Any]] = {}
+
+
+def deferred(value: pulumi.Input[str]) -> str:
+    """A string that stands for a Pulumi Input (an Output of another resource, say) in a job.
+
+    Builders take plain strings; `deferred` lets any string field, or part of one, come from an
+    Output: the image of a `docker.Image` built in the same stack, an env value, the name,
+    namespace or labels. The job components replace each placeholder with the Output's value
+    once it is known and validate the whole manifest then (an invalid value fails `up` with
+    `InvalidJobOutputError`); while it is unknown (`preview`) the spec shows as unknown.
+
+        image = docker.Image("trainer", ...).repo_digest
+        job = t9k_sdk.GenericJob(name="mnist", replicas=[Replica(type="worker",
+                                 image=deferred(image), ...)])
+        t9k_sdk.pulumi.GenericJob("mnist", {"job": job})
+
+    The placeholder (`t9k-output-` and 12 hex digits) is a valid name, label value and image,
+    so the builder still checks everything else at once; it is also what `t9k_sdk.to_manifest`
+    and `t9k-sdk render` show, since only the Pulumi components resolve it. A plain `str` is
+    returned as it is.
+    """
+    if isinstance(value, str):
+        return value
+    while True:
+        token = f"t9k-output-{secrets.token_hex(6)}"
+        if token not in _DEFERRED:
+            break
+    _DEFERRED[token] = pulumi.Output.from_input(value)
+    return token
 
 
 class _JobArgsBase(TypedDict):
@@ -211,6 +259,15 @@ class _JobComponent(pulumi.ComponentResource):
     def __init__(
         self, resource_name: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
     ) -> None:
+        if not isinstance(args, Mapping):
+            raise TypeError(
+                f"{self.KIND} {resource_name!r}: args must be a dict such as"
+                f' {{"job": ...}}; got {_describe(args)}'
+            )
+        known = ["job", *(k for k in _JobArgsBase.__annotations__ if k != "job")]
+        unknown = unknown_keys_error(self.KIND, resource_name, args, known)
+        if unknown is not None:
+            raise unknown
         job = _job_model(self.KIND, args.get("job"))
         await_phase = _await_phase(args.get("await_phase"))
         timeout = args.get("timeout")
@@ -260,12 +317,17 @@ class _JobComponent(pulumi.ComponentResource):
                 delete_before_replace=bool(job.metadata.name),
             ),
         )
+        meta_input: pulumi.Input[Any] = metadata
+        spec: pulumi.Input[Any] = self.manifest["spec"]
+        if any(_placeholders(self.manifest)):
+            # Values given with `deferred`: resolved (and validated) when they are known.
+            meta_input, spec = _resolved(f"{self.KIND} {resource_name!r}", self.manifest, metadata)
         resource = _JobResource(
             resource_name,
             api_version=models.API_VERSION,
             kind=self.KIND,
-            metadata=metadata,
-            spec=self.manifest["spec"],
+            metadata=meta_input,
+            spec=spec,
             opts=child,
         )
         self.custom_resource = resource
@@ -330,6 +392,84 @@ class ColossalAIJob(_JobComponent):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(resource_name, args, opts)
+
+
+def _strings(node: Any, path: str = "") -> Iterator[tuple[str, str]]:
+    """Every string of a manifest (keys too) with its field path."""
+    if isinstance(node, str):
+        yield path, node
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            sub = f"{path}.{key}" if path else str(key)
+            yield from _strings(key, sub)
+            yield from _strings(value, sub)
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _strings(item, f"{path}[{index}]")
+
+
+def _placeholders(node: Any) -> Iterator[tuple[str, str]]:
+    """(field path, placeholder) of every `deferred` placeholder in `node`."""
+    for path, text in _strings(node):
+        for token in _PLACEHOLDER.findall(text):
+            if token in _DEFERRED:
+                yield path, token
+
+
+def _substitute(node: Any, values: Mapping[str, str]) -> Any:
+    if isinstance(node, str):
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(), m.group()), node)
+    if isinstance(node, Mapping):
+        return {_substitute(k, values): _substitute(v, values) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_substitute(item, values) for item in node]
+    return node
+
+
+def _resolved(
+    subject: str, manifest: codecs.Manifest, metadata: dict[str, Any]
+) -> tuple[pulumi.Output[Any], pulumi.Output[Any]]:
+    """`metadata` and the spec with every placeholder replaced by its Output's value.
+
+    The spec's Output validates the whole resolved manifest (metadata included) and fails with
+    `InvalidJobOutputError` naming each field at fault. The metadata waits only for its own
+    Outputs, so the job's name stays known in a preview when only the image is unknown."""
+    found = list(_placeholders(manifest))
+    tokens = list(dict.fromkeys(token for _, token in found))
+    paths = {token: path for path, token in reversed(found)}
+
+    def values(resolved: list[Any]) -> dict[str, str]:
+        problems = [
+            Problem(
+                paths[token],
+                "a t9k_sdk.pulumi.deferred(...) value must resolve to a string;"
+                f" got {type(value).__name__} {value!r}",
+            )
+            for token, value in zip(tokens, resolved, strict=True)
+            if not isinstance(value, str)
+        ]
+        if problems:
+            raise InvalidJobOutputError(subject, problems)
+        return dict(zip(tokens, resolved, strict=True))
+
+    def spec(resolved: list[Any]) -> Any:
+        full = _substitute(dict(manifest), values(resolved))
+        problems = validate_manifest(full)
+        if problems:
+            raise InvalidJobOutputError(f"{subject} (with the values of its Outputs)", problems)
+        return full["spec"]
+
+    meta_tokens = list(dict.fromkeys(token for _, token in _placeholders(metadata)))
+
+    def meta(resolved: list[Any]) -> Any:
+        plain, *rest = resolved  # the namespace argument may be an Output too
+        return _substitute(plain, {t: str(v) for t, v in zip(meta_tokens, rest, strict=True)})
+
+    outputs = (_DEFERRED[t] for t in meta_tokens)
+    return (
+        pulumi.Output.all(pulumi.Output.from_input(metadata), *outputs).apply(meta),
+        pulumi.Output.all(*(_DEFERRED[t] for t in tokens)).apply(spec),
+    )
 
 
 def _job_model(kind: str, job: object) -> AnyJob:

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from t9k_sdk import install
+from t9k_sdk.pulumi._args import unknown_keys_error
 
 __all__ = ["T9kOperator", "T9kOperatorArgs"]
 
@@ -68,12 +69,11 @@ class T9kOperator(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         given = args or {}
-        unknown = set(given) - set(T9kOperatorArgs.__annotations__)
-        if unknown:
-            raise TypeError(
-                f"T9kOperator {resource_name!r}: unknown argument(s) {', '.join(sorted(unknown))};"
-                f" known: {', '.join(T9kOperatorArgs.__annotations__)}"
-            )
+        unknown = unknown_keys_error(
+            "T9kOperator", resource_name, given, list(T9kOperatorArgs.__annotations__)
+        )
+        if unknown is not None:
+            raise unknown
         image = given.get("image", install.DEFAULT_IMAGE)
         namespace = given.get("namespace", install.DEFAULT_NAMESPACE)
         watch = given.get("watch_namespace")

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from pulumi import automation as auto
 
 import t9k_sdk
-from t9k_sdk.pulumi import GenericJob, GenericJobArgs
+from t9k_sdk.pulumi import GenericJob, GenericJobArgs, deferred
 from tests.cluster.e2e_helpers import E2E, IMAGE, OWNER_LABEL, finish
 from tests.cluster.kube_helpers import wait_for
 from tests.cluster.operator_helpers import read_job
@@ -58,6 +59,16 @@ class JobStack:
         template = None
         if "run_for" in s:
             template = {"metadata": {"annotations": finish(s.get("exit_code", 0), s["run_for"])}}
+        image = s.get("image", IMAGE)
+        if s.get("image_from_config_map"):
+            # Another resource of the stack holds the image, as a docker.Image would build it.
+            config = k8s.core.v1.ConfigMap(
+                "build",
+                metadata={"namespace": s["namespace"]},
+                data={"image": image},
+            )
+            data: pulumi.Output[Any] = config.data
+            image = deferred(data.apply(lambda d: str(d["image"])))
         job = t9k_sdk.GenericJob(
             name=s["name"],
             namespace=s["namespace"],
@@ -66,7 +77,7 @@ class JobStack:
                 t9k_sdk.Replica(
                     type="worker",
                     count=2,
-                    image=s.get("image", IMAGE),
+                    image=image,
                     command=["train", "--rank=$(rank)"],
                     template=template,
                 )
@@ -266,3 +277,32 @@ def test_a_job_awaited_to_success_returns_when_it_succeeded(
     assert result.outputs["phase"].value == "Succeeded"
     assert read_job(custom, ns, "finishing")["status"]["phase"] == "Succeeded"
     assert {p.status.phase for p in pods_of(core_v1, ns, "finishing").values()} == {"Succeeded"}
+
+
+def test_the_image_can_come_from_an_output_of_another_resource_of_the_stack(
+    stacks: Stacks, custom: client.CustomObjectsApi, core_v1: client.CoreV1Api
+) -> None:
+    """A ConfigMap created by the same `up` holds the image; the job's pods run that image. A
+    bad value from the Output fails the next `up` with the field named, and the job is kept."""
+    ns = stacks.namespace
+    image = f"{IMAGE}-from-output"
+    s = stacks.new(name="from-output", await_phase="Running", image_from_config_map=True)
+    first = s.up(image=image)
+    assert first.summary.resource_changes == {"create": 4}  # + the ConfigMap
+    live = read_job(custom, ns, "from-output")
+    container = live["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0]
+    assert container["image"] == image
+    pods = running_pods(core_v1, ns, "from-output")
+    assert {p.spec.containers[0].image for p in pods.values()} == {image}
+
+    with pytest.raises(auto.CommandError) as err:
+        s.up(image="")
+    message = str(err.value)
+    assert "GenericJob 'train' (with the values of its Outputs) is invalid:" in message
+    assert (
+        "spec.replicaSpecs[0].template.spec.containers[0].image: every container needs an image;"
+        " got ''" in message
+    )
+    assert "Traceback" not in message
+    assert read_job(custom, ns, "from-output")["metadata"]["uid"] == live["metadata"]["uid"]
+    s.settings["image"] = image  # so that destroy runs a valid program

@@ -22,15 +22,18 @@ import pytest
 import t9k_sdk
 from t9k_sdk import Debug, Replica, to_manifest
 from t9k_sdk.crds import generate_crds
+from t9k_sdk.errors import InvalidManifestError
 from t9k_sdk.install import install_manifests
 from t9k_sdk.pulumi import (
     REPLACE_ON_CHANGES,
     ColossalAIJob,
     DeepSpeedJob,
     GenericJob,
+    InvalidJobOutputError,
     JobFailedError,
     T9kOperator,
     T9kOperatorArgs,
+    deferred,
     parse_timeout,
 )
 
@@ -547,7 +550,12 @@ def test_a_job_given_the_operator_depends_on_its_crd_and_deployment(engine: Engi
     [
         ({"image": " "}, ValueError, "image must not be empty"),
         ({"namespace": ""}, ValueError, "namespace must not be empty"),
-        ({"imagen": "x"}, TypeError, "unknown argument(s) imagen; known: image, namespace"),
+        (
+            {"imagen": "x"},
+            TypeError,
+            "T9kOperator 't9k': unknown argument 'imagen' (did you mean 'image'?);"
+            " known arguments: image, namespace, watch_namespace",
+        ),
     ],
 )
 def test_bad_operator_arguments(
@@ -557,3 +565,168 @@ def test_bad_operator_arguments(
         T9kOperator("t9k", args)  # type: ignore[arg-type]
     assert message in str(err.value)
     assert engine.resources == []
+
+
+# --- Pulumi Outputs in job fields ---------------------------------------------------------------
+
+
+def test_an_output_of_another_resource_becomes_the_image_env_labels_and_name(
+    engine: Engine,
+) -> None:
+    """The image of a job comes from another resource of the stack (a ConfigMap here, a
+    docker.Image in real stacks): its value, not a placeholder, reaches the pod template."""
+
+    def program() -> list[pulumi.Output[Any]]:
+        config = pulumi_kubernetes.core.v1.ConfigMap(
+            "build",
+            data={
+                "image": "registry.example/mnist:abc123",
+                "run": "run-7",
+                "name": "mnist-7",
+                "namespace": "ml",
+            },
+        )
+        data: pulumi.Output[Any] = config.data
+        image = data.apply(lambda d: str(d["image"]))
+        tag = data.apply(lambda d: str(d["run"]))
+        job = t9k_sdk.GenericJob(
+            name=deferred(data.apply(lambda d: str(d["name"]))),
+            namespace=deferred(data.apply(lambda d: str(d["namespace"]))),
+            labels={"run": deferred(tag)},
+            replicas=[
+                Replica(
+                    type="worker",
+                    count=2,
+                    image=deferred(image),
+                    command=["torchrun", "train.py"],
+                    env={"RUN": deferred(tag), "OUT": f"/data/{deferred(tag)}/ckpt"},
+                )
+            ],
+        )
+        return [GenericJob("mnist", {"job": job}).name]
+
+    assert run(program) == ["mnist-7"]
+    sent = plain(engine.job().inputs)
+    container = sent["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0]
+    assert container["image"] == "registry.example/mnist:abc123"
+    assert container["env"] == [
+        {"name": "RUN", "value": "run-7"},
+        {"name": "OUT", "value": "/data/run-7/ckpt"},
+    ]
+    assert sent["metadata"] == {"name": "mnist-7", "namespace": "ml", "labels": {"run": "run-7"}}
+    assert "t9k-output-" not in json.dumps(sent)
+
+
+def test_outputs_and_the_namespace_output_resolve_together(engine: Engine) -> None:
+    def program() -> list[pulumi.Output[Any]]:
+        ns = pulumi_kubernetes.core.v1.Namespace("ml", metadata={"name": "ml"})
+        team = pulumi.Output.from_input("nlp")
+        job = generic(labels={"team": deferred(team)})
+        return [GenericJob("mnist", {"job": job, "namespace": ns.metadata.name}).namespace]
+
+    assert run(program) == ["ml"]
+    assert engine.job().inputs["metadata"] == {
+        "name": "mnist",
+        "namespace": "ml",
+        "labels": {"team": "nlp"},
+    }
+
+
+def test_a_plain_string_passes_through_deferred() -> None:
+    assert deferred("pytorch/pytorch:2.4.0") == "pytorch/pytorch:2.4.0"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "path", "says"),
+    [
+        ("name", "Mnist_7", "metadata.name", "must be a lowercase DNS label"),
+        ("image", "", "containers[0].image", "every container needs an image; got ''"),
+        ("label", "no spaces", "metadata.labels", "a label value must be empty or at most 63"),
+        ("image", 7, "containers[0].image", "must resolve to a string; got int 7"),
+    ],
+)
+def test_an_invalid_value_inside_an_output_fails_the_update_naming_the_field(
+    engine: Engine, field: str, value: Any, path: str, says: str
+) -> None:
+    def program() -> list[pulumi.Output[Any]]:
+        out = deferred(pulumi.Output.from_input(value))
+        job = t9k_sdk.GenericJob(
+            name=out if field == "name" else "mnist",
+            labels={"run": out} if field == "label" else {},
+            replicas=[
+                Replica(type="worker", image=out if field == "image" else "img", command=["x"])
+            ],
+        )
+        return [GenericJob("mnist", {"job": job}).uid]
+
+    with pytest.raises(InvalidJobOutputError) as err:
+        run(program)
+    # The builders' error type, and a RunError so `pulumi up` prints no Python stack trace.
+    assert isinstance(err.value, InvalidManifestError)
+    assert isinstance(err.value, pulumi.RunError)
+    message = str(err.value)
+    assert "GenericJob 'mnist'" in message
+    assert path in message
+    assert says in message
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {"awiat_phase": "Running"},
+            "GenericJob 'mnist': unknown argument 'awiat_phase' (did you mean 'await_phase'?);"
+            " known arguments: job, namespace, await_phase, timeout, operator",
+        ),
+        (
+            {"image": "x", "await": "Running"},
+            "unknown arguments 'image', 'await' (did you mean 'await_phase'?)",
+        ),
+    ],
+)
+def test_unknown_argument_keys_are_named_with_a_suggestion(
+    engine: Engine, args: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(TypeError) as err:
+        GenericJob("mnist", {"job": generic(), **args})  # type: ignore[typeddict-unknown-key]
+    assert message in str(err.value)
+    assert engine.resources == []
+
+
+def test_a_preview_with_an_unknown_output_registers_the_job_with_its_name_known() -> None:
+    """In a preview, an Output whose resource is not created yet is unknown: the job is still
+    registered (no error), its metadata known, its spec left for `up` to resolve."""
+
+    class Preview(Engine):
+        def new_resource(
+            self, args: pulumi.runtime.MockResourceArgs
+        ) -> tuple[str | None, dict[str, Any]]:
+            if args.typ == "kubernetes:core/v1:ConfigMap":
+                # Not created yet: the provider knows none of its outputs in a preview.
+                self.resources.append(Recorded(args.typ, args.name, dict(args.inputs)))
+                return None, {}
+            return super().new_resource(args)
+
+    engine = Preview()
+    pulumi.runtime.set_mocks(engine, project="t9k-test", stack="unit", preview=True)
+    seen: list[bool] = []
+
+    def program() -> list[pulumi.Output[Any]]:
+        config = pulumi_kubernetes.core.v1.ConfigMap("build", data={"image": "img:1"})
+        data: pulumi.Output[Any] = config.data
+        image = data.apply(lambda d: str(d["image"]))
+        job = t9k_sdk.GenericJob(
+            name="mnist",
+            replicas=[Replica(type="worker", image=deferred(image), command=["train"])],
+        )
+        component = GenericJob("mnist", {"job": job})
+        component.custom_resource.urn.apply(lambda _: seen.append(True))
+        return []
+
+    run(program)
+    sent = engine.job().inputs
+    assert sent["metadata"] == {"name": "mnist"}
+    # Unknown (the mocks drop or mark an unknown input), never the placeholder.
+    spec = sent.get("spec")
+    assert spec is None or isinstance(spec, pulumi.output.Unknown), spec
+    assert seen == [True]
