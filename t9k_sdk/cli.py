@@ -823,7 +823,8 @@ _RENDER_HELP = """\
 Import Python files or modules that define T9k jobs and write their manifests as YAML.
 
 Every module-level job is rendered, in definition order: builders (t9k_sdk.GenericJob,
-DeepSpeedJob, ColossalAIJob), wire models (t9k_sdk.models.*), and lists or tuples of them.
+TorchrunJob, DeepSpeedJob, ColossalAIJob), wire models (t9k_sdk.models.*), and lists or tuples
+of them.
 PATH is a .py file, a directory (every *.py below it, sorted; directories starting with `.` or
 `_` are skipped) or a module name importable from the current directory (pkg.jobs).
 

@@ -167,8 +167,9 @@ class _JobArgsBase(TypedDict):
 class GenericJobArgs(_JobArgsBase):
     """Inputs of `t9k_sdk.pulumi.GenericJob`."""
 
-    job: builders.GenericJob | models.GenericJob
-    """The job: the builder `t9k_sdk.GenericJob` or the wire model `t9k_sdk.models.GenericJob`."""
+    job: builders.GenericJob | builders.TorchrunJob | models.GenericJob
+    """The job: the builder `t9k_sdk.GenericJob` or `t9k_sdk.TorchrunJob`, or the wire model
+    `t9k_sdk.models.GenericJob`."""
 
 
 class DeepSpeedJobArgs(_JobArgsBase):
@@ -476,7 +477,10 @@ def _job_model(kind: str, job: object) -> AnyJob:
     """The wire model of `job`, which must be a builder or wire model of `kind`."""
     if isinstance(job, models.GenericJob | models.DeepSpeedJob | models.ColossalAIJob):
         model: AnyJob = job
-    elif isinstance(job, builders.GenericJob | builders.DeepSpeedJob | builders.ColossalAIJob):
+    elif isinstance(
+        job,
+        builders.GenericJob | builders.TorchrunJob | builders.DeepSpeedJob | builders.ColossalAIJob,
+    ):
         model = job.build()
     else:
         raise TypeError(

@@ -20,7 +20,7 @@ import pulumi_kubernetes
 import pytest
 
 import t9k_sdk
-from t9k_sdk import Debug, Replica, to_manifest
+from t9k_sdk import Debug, Replica, TorchrunJob, to_manifest
 from t9k_sdk.crds import generate_crds
 from t9k_sdk.errors import InvalidManifestError
 from t9k_sdk.install import install_manifests
@@ -176,8 +176,17 @@ def colossalai() -> t9k_sdk.ColossalAIJob:
         (GenericJob, lambda: generic().build()),
         (DeepSpeedJob, lambda: deepspeed().build()),
         (ColossalAIJob, lambda: colossalai().build()),
+        (GenericJob, lambda: TorchrunJob(name="ddp", image="pt:2", workers=3, run=["train.py"])),
     ],
-    ids=["generic", "deepspeed", "colossalai", "generic-model", "deepspeed-model", "caij-model"],
+    ids=[
+        "generic",
+        "deepspeed",
+        "colossalai",
+        "generic-model",
+        "deepspeed-model",
+        "caij-model",
+        "torchrun",
+    ],
 )
 def test_the_custom_resource_spec_is_exactly_the_yaml_renderers_manifest(
     engine: Engine, component: Any, make: Callable[[], Any]

@@ -115,9 +115,12 @@ def test_plan_prints_the_objects_as_json_or_yaml(
     code, out, _ = run(capsys, "plan", str(MNIST), "-o", fmt)
     assert code == 0
     objects = json.loads(out)["items"] if fmt == "json" else list(yaml.safe_load_all(out))
-    kinds = [o["kind"] for o in objects]
-    assert kinds == ["Pod"] * 4
-    assert objects[0]["metadata"]["name"] == "mnist-worker-0"
+    workers = [f"mnist-worker-{i}" for i in range(4)]
+    # the mnist example is a TorchrunJob: a service per worker (MASTER_ADDR), created first
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
+        *(("Service", w) for w in workers),
+        *(("Pod", w) for w in workers),
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
