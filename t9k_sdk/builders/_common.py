@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self, TypeAlias
@@ -86,6 +86,33 @@ if not TYPE_CHECKING:
     """A resource quantity argument: 8, 0.5 (written as "500m"), "500m" or "64Gi"."""
 
 
+_ARGUMENT_HOOKS: list[Callable[[object], str | None]] = []
+"""Functions that turn a foreign argument value into a string the builders accept, or return
+None to leave it alone. `t9k_sdk.pulumi` registers one that turns a Pulumi Output into the
+placeholder of `t9k_sdk.pulumi.deferred` (the core SDK never imports Pulumi)."""
+
+
+def register_argument_hook(hook: Callable[[object], str | None]) -> None:
+    """Let builders take values of a foreign type (see `_ARGUMENT_HOOKS`); once per hook."""
+    if hook not in _ARGUMENT_HOOKS:
+        _ARGUMENT_HOOKS.append(hook)
+
+
+def _apply_hooks(value: Any) -> Any:
+    """`value` with every foreign leaf a hook recognises replaced, in dicts, lists and tuples."""
+    if isinstance(value, str | int | float | bool | BaseModel) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {k: _apply_hooks(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_apply_hooks(v) for v in value)
+    for hook in _ARGUMENT_HOOKS:
+        replaced = hook(value)
+        if replaced is not None:
+            return replaced
+    return value
+
+
 class _Piece(BaseModel):
     """Base of the builder-side value types: frozen, strict, snake_case, closed.
 
@@ -101,6 +128,8 @@ class _Piece(BaseModel):
 
     def __init__(self, /, **data: Any) -> None:
         cls = type(self)
+        if _ARGUMENT_HOOKS:
+            data = {name: _apply_hooks(value) for name, value in data.items()}
         try:
             super().__init__(**data)
         except ValidationError as exc:

@@ -16,6 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from t9k_sdk import builders, codecs, models
+from t9k_sdk.builders._common import register_argument_hook
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, Problem
 from t9k_sdk.pulumi._args import unknown_keys_error
@@ -146,6 +147,14 @@ def deferred(value: pulumi.Input[str]) -> str:
             break
     _DEFERRED[token] = pulumi.Output.from_input(value)
     return token
+
+
+def _output_argument(value: object) -> str | None:
+    """Builders given a Pulumi Output take it as if it came through `deferred`."""
+    return deferred(value) if isinstance(value, pulumi.Output) else None
+
+
+register_argument_hook(_output_argument)
 
 
 class _JobArgsBase(TypedDict):

@@ -626,6 +626,37 @@ def test_an_output_of_another_resource_becomes_the_image_env_labels_and_name(
     assert "t9k-output-" not in json.dumps(sent)
 
 
+def test_builders_take_outputs_directly_where_typing_allows_any(engine: Engine) -> None:
+    """An Output given straight to a builder (no `deferred`) works the same at run time: what
+    users of pulumi-kubernetes write (`image=image.repo_digest`)."""
+
+    def program() -> list[pulumi.Output[Any]]:
+        config = pulumi_kubernetes.core.v1.ConfigMap(
+            "build", data={"image": "registry.example/mnist:def456", "run": "run-8"}
+        )
+        data: pulumi.Output[Any] = config.data
+        image: Any = data.apply(lambda d: str(d["image"]))
+        tag: Any = data.apply(lambda d: str(d["run"]))
+        job = t9k_sdk.GenericJob(
+            name="mnist",
+            labels={"run": tag},
+            replicas=[Replica(type="worker", image=image, command=["train"], env={"RUN": tag})],
+        )
+        return [GenericJob("mnist", {"job": job}).name]
+
+    assert run(program) == ["mnist"]
+    sent = plain(engine.job().inputs)
+    container = sent["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0]
+    assert container["image"] == "registry.example/mnist:def456"
+    assert container["env"] == [{"name": "RUN", "value": "run-8"}]
+    assert sent["metadata"]["labels"] == {"run": "run-8"}
+
+
+def test_a_value_no_hook_knows_is_still_an_argument_error() -> None:
+    with pytest.raises(InvalidManifestError, match="image"):
+        Replica(type="worker", image=object(), command=["train"])  # type: ignore[arg-type]
+
+
 def test_outputs_and_the_namespace_output_resolve_together(engine: Engine) -> None:
     def program() -> list[pulumi.Output[Any]]:
         ns = pulumi_kubernetes.core.v1.Namespace("ml", metadata={"name": "ml"})
