@@ -60,8 +60,37 @@ system-packages: ## Install the Debian packages the tests need (openssh-server, 
 	tools/ensure-system-packages.sh
 
 .PHONY: test
-test: lint binaries system-packages ## Everything CI runs: lint, then all tests including the real control plane
+test: lint binaries system-packages ## Everything CI runs: lint, all tests on the real control plane, other dependency versions, the built package
 	export T9K_REQUIRE_CLUSTER=1; $(BIN)/python -m pytest
+	$(MAKE) deps-newest deps-lowest dist-check
+
+# Other dependency versions (docs/contributing/dependencies.md): a fresh venv per run, outside
+# .venv, with the project and every extra; the unit tests plus the `smoke` cluster tests (a job
+# applied with the client runs to success under the operator). Only the pip cache is reused.
+DEPS_VENVS := .venvs
+EXTRAS := client,operator,pulumi
+DEPS_TESTS := -m "not cluster or smoke" --ignore=tests/sdk/test_bench_render.py -p no:cacheprovider
+# Packages whose versions the report prints before the tests run
+DEPS_SHOWN := kubernetes|urllib3|pydantic|pydantic-core|pyyaml|cryptography|pulumi|pulumi-kubernetes
+
+.PHONY: deps-newest
+deps-newest: binaries system-packages ## Fresh venv with the newest allowed version of every dependency: unit + smoke tests
+	rm -rf $(DEPS_VENVS)/newest
+	$(PYTHON) -m venv $(DEPS_VENVS)/newest
+	$(DEPS_VENVS)/newest/bin/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(DEPS_VENVS)/newest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager ".[$(EXTRAS)]" --group test
+	$(DEPS_VENVS)/newest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
+	export T9K_REQUIRE_CLUSTER=1; $(DEPS_VENVS)/newest/bin/python -m pytest -q $(DEPS_TESTS)
+
+.PHONY: deps-lowest
+deps-lowest: binaries system-packages ## Fresh venv with every dependency at its declared lower bound: unit + smoke tests
+	rm -rf $(DEPS_VENVS)/lowest
+	$(PYTHON) -m venv $(DEPS_VENVS)/lowest
+	$(PYTHON) tools/lower_bounds.py > $(DEPS_VENVS)/lowest-constraints.txt
+	$(DEPS_VENVS)/lowest/bin/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(DEPS_VENVS)/lowest/bin/python -m pip install --quiet ".[$(EXTRAS)]" --group test -c $(DEPS_VENVS)/lowest-constraints.txt
+	$(DEPS_VENVS)/lowest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
+	export T9K_REQUIRE_CLUSTER=1; $(DEPS_VENVS)/lowest/bin/python -m pytest -q $(DEPS_TESTS)
 
 .PHONY: unit
 unit: $(STAMP) ## The fast tests only (no cluster)
