@@ -2,7 +2,7 @@
 
 `t9k_sdk.client` and the operator send paths, queries and JSON bodies through a
 `kubernetes.client.ApiClient` (it owns authentication, TLS and the connection pool). The client
-changed how that is done in release 36: `ApiClient.call_api(path, method, query_params=...,
+changed how that is done in release 37: `ApiClient.call_api(path, method, query_params=...,
 auth_settings=..., _preload_content=False)` became `param_serialize(...)` (URL, query, auth)
 followed by `call_api(method, url, header_params, body, _request_timeout)`, which returns a
 `RESTResponse` and no longer raises for an error status. `send` speaks both and always returns
@@ -44,7 +44,7 @@ def send(
     """
     header_params = dict(headers or {})
     if _takes_query_params(type(api_client)):
-        # kubernetes <= 35 (and test doubles written against it)
+        # kubernetes <= 36 (and test doubles written against it)
         response: urllib3.response.BaseHTTPResponse = api_client.call_api(
             path,
             method,
@@ -57,7 +57,7 @@ def send(
             _request_timeout=timeout,
         )
         return response
-    # kubernetes >= 36: serialize (URL, query, auth headers), then send
+    # kubernetes >= 37: serialize (URL, query, auth headers), then send
     _method, url, sent_headers, sent_body, _post = api_client.param_serialize(
         method,
         path,
@@ -86,7 +86,7 @@ _OLD_SIGNATURE: dict[type, bool] = {}
 
 
 def _takes_query_params(api_client_type: type) -> bool:
-    """True for the `call_api(path, method, query_params=...)` of kubernetes <= 35."""
+    """True for the `call_api(path, method, query_params=...)` of kubernetes <= 36."""
     known = _OLD_SIGNATURE.get(api_client_type)
     if known is None:
         try:

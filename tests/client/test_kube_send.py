@@ -1,6 +1,6 @@
 """Raw requests through the installed official Kubernetes client, whatever its release.
 
-kubernetes 36 changed `ApiClient.call_api` (kubernetes 37 is what `pip install ".[client]"`
+kubernetes 37 changed `ApiClient.call_api` (and is what `pip install ".[client]"`
 resolves today); every cluster verb and the operator go through `t9k_sdk._kube.send`. These
 tests use the real `ApiClient` of the installed release against a small local HTTP server that
 answers like the API server, so they need no cluster: `make deps-newest` and `make deps-lowest`
