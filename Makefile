@@ -9,6 +9,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEPS_VENVS := .venvs
 PY_SOURCES := t9k_sdk operator/t9k_operator tests bench tools docs/gen_reference.py pulumi_examples
 
 .PHONY: help
@@ -60,8 +61,59 @@ system-packages: ## Install the Debian packages the tests need (openssh-server, 
 	tools/ensure-system-packages.sh
 
 .PHONY: test
-test: lint binaries system-packages ## Everything CI runs: lint, then all tests including the real control plane
+test: lint binaries system-packages ## Everything CI runs: lint, all tests on the real control plane, other dependency versions, the built package
 	export T9K_REQUIRE_CLUSTER=1; $(BIN)/python -m pytest
+	$(MAKE) deps-newest deps-lowest dist-check
+
+# The package as users get it: `python -m build` makes the sdist and then the wheel from the
+# sdist; the wheel, without extras, goes into a fresh venv and runs outside the checkout.
+DIST_VENV := $(DEPS_VENVS)/dist
+
+.PHONY: dist-check
+dist-check: $(STAMP) ## Build the sdist and wheel, check their contents, install the wheel in a fresh venv and run it
+	rm -rf dist $(DIST_VENV)
+	$(BIN)/python -m build --outdir dist . > /dev/null
+	$(BIN)/python tools/check_dist.py dist
+	$(PYTHON) -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/python -m pip install --quiet dist/t9k_sdk-*.whl
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cp examples/deepspeed_bert.py "$$tmp/" && \
+	  cd "$$tmp" && \
+	  $(CURDIR)/$(DIST_VENV)/bin/t9k-sdk --help > /dev/null && \
+	  $(CURDIR)/$(DIST_VENV)/bin/t9k-sdk render deepspeed_bert.py > rendered.yaml && \
+	  diff -u $(CURDIR)/examples/deepspeed_bert.yaml rendered.yaml && \
+	  $(CURDIR)/$(DIST_VENV)/bin/t9k-operator --help | grep -q 'pip install "t9k-sdk\[operator\]' && \
+	  { $(CURDIR)/$(DIST_VENV)/bin/t9k-operator 2> err.txt; test $$? -eq 3; } && grep -q '\[operator\]' err.txt
+	@echo "dist-check: the wheel installs and runs without the checkout"
+
+# Other dependency versions (docs/contributing/dependencies.md): a fresh venv per run, outside
+# .venv, with the project and every extra; the unit tests plus the `smoke` cluster tests (a job
+# applied with the client runs to success under the operator). Only the pip cache is reused.
+# deps-lowest: kubernetes 31 builds its ApiException with urllib3's getheaders(), which urllib3
+# 2.0-2.6 deprecate (a warning only, silent by default; the tests turn warnings into errors).
+EXTRAS := client,operator,pulumi
+DEPS_TESTS := -m "not cluster or smoke" --ignore=tests/sdk/test_bench_render.py -p no:cacheprovider
+# Packages whose versions the report prints before the tests run
+DEPS_SHOWN := kubernetes|urllib3|pydantic|pydantic-core|pyyaml|cryptography|pulumi|pulumi-kubernetes
+
+.PHONY: deps-newest
+deps-newest: binaries system-packages ## Fresh venv with the newest allowed version of every dependency: unit + smoke tests
+	rm -rf $(DEPS_VENVS)/newest
+	$(PYTHON) -m venv $(DEPS_VENVS)/newest
+	$(DEPS_VENVS)/newest/bin/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(DEPS_VENVS)/newest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager ".[$(EXTRAS)]" --group test
+	$(DEPS_VENVS)/newest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
+	export T9K_REQUIRE_CLUSTER=1; $(DEPS_VENVS)/newest/bin/python -m pytest -q $(DEPS_TESTS)
+
+.PHONY: deps-lowest
+deps-lowest: binaries system-packages ## Fresh venv with every dependency at its declared lower bound: unit + smoke tests
+	rm -rf $(DEPS_VENVS)/lowest
+	$(PYTHON) -m venv $(DEPS_VENVS)/lowest
+	$(PYTHON) tools/lower_bounds.py > $(DEPS_VENVS)/lowest-constraints.txt
+	$(DEPS_VENVS)/lowest/bin/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(DEPS_VENVS)/lowest/bin/python -m pip install --quiet ".[$(EXTRAS)]" --group test -c $(DEPS_VENVS)/lowest-constraints.txt
+	$(DEPS_VENVS)/lowest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
+	export T9K_REQUIRE_CLUSTER=1; $(DEPS_VENVS)/lowest/bin/python -m pytest -q $(DEPS_TESTS) \
+	  -W "ignore:HTTPResponse.getheaders:DeprecationWarning"
 
 .PHONY: unit
 unit: $(STAMP) ## The fast tests only (no cluster)

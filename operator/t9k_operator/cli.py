@@ -4,7 +4,8 @@
     t9k-operator                                   # in a pod: in-cluster config, all namespaces
 
 Exit status: 0 after SIGTERM/SIGINT, 1 when the leader lease is lost (the Deployment restarts the
-pod, which then stands by), 2 for bad flags or when the API server cannot be reached at start.
+pod, which then stands by), 2 for bad flags or when the API server cannot be reached at start,
+3 when the `operator` extra (the Kubernetes client) is not installed; `--help` works without it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from pathlib import Path
 from types import FrameType
 
 from t9k_operator import logs
-from t9k_operator.cluster import Cluster
 from t9k_operator.controller import Controller, ReconcileFn, Settings
 from t9k_operator.errors import ApiError
 from t9k_operator.health import HealthServer
@@ -28,6 +28,7 @@ from t9k_operator.leader import LeaderElector, LeaseSettings, default_identity
 from t9k_operator.logs import fields
 from t9k_operator.resources import JOB_RESOURCES
 from t9k_sdk import __version__
+from t9k_sdk._extras import install_hint, missing_modules
 from t9k_sdk.install import validate_namespace
 from t9k_sdk.reconcile import reconcile as core_reconcile
 
@@ -38,6 +39,16 @@ log = logging.getLogger("t9k_operator")
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 EXIT_LEASE_LOST = 1
 EXIT_USAGE = 2
+EXIT_MISSING_EXTRA = 3
+NEEDS = ("kubernetes",)
+"""What the operator imports from the `operator` extra (cryptography is optional: ssh-keygen)."""
+
+
+def _missing_extra_message(missing: list[str]) -> str:
+    return (
+        f"t9k-operator needs the `operator` extra of t9k-sdk ({', '.join(missing)} is not"
+        f" installed). Install it with:\n  {install_hint('operator')}"
+    )
 
 
 def _pod_namespace() -> str:
@@ -73,10 +84,13 @@ def _positive_float(text: str) -> float:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    missing = missing_modules(*NEEDS)
     parser = argparse.ArgumentParser(
         prog="t9k-operator",
-        description="Reconcile T9k training jobs (GenericJob, DeepSpeedJob, ColossalAIJob) into"
-        " pods, services, config maps, secrets and pod groups.",
+        description="Reconcile T9k training jobs (GenericJob, DeepSpeedJob, ColossalAIJob) into\n"
+        "pods, services, config maps, secrets and pod groups.",
+        epilog=_missing_extra_message(missing) if missing else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     api = parser.add_argument_group("API server")
@@ -145,6 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = None) -> int:
     """Run the operator until SIGTERM/SIGINT. `reconcile` replaces the core (tests only)."""
     options = build_parser().parse_args(argv)
+    missing = missing_modules(*NEEDS)
+    if missing:
+        print(f"error: {_missing_extra_message(missing)}", file=sys.stderr)
+        return EXIT_MISSING_EXTRA
+    from t9k_operator.cluster import Cluster  # the Kubernetes client: the `operator` extra
+
     logs.setup(options.log_level, options.log_format)
     identity = default_identity()
     lease_namespace = options.lease_namespace or _pod_namespace()

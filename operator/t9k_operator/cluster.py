@@ -39,6 +39,7 @@ from t9k_operator.errors import ApiError
 from t9k_operator.ratelimit import TokenBucket
 from t9k_operator.resources import EVENTS, LEASES, Resource, resource_for
 from t9k_sdk import __version__ as _VERSION
+from t9k_sdk._kube import send
 from t9k_sdk.reconcile import Event, Manifest, names
 
 __all__ = ["REPORTING_COMPONENT", "Cluster", "ListResult", "WatchEvent", "WatchStream"]
@@ -121,8 +122,9 @@ def _watch_event(line: bytes) -> WatchEvent:
 class Cluster:
     """Typed access to the API server (see the module docstring).
 
-    `api_client` is a `kubernetes.client.ApiClient` (tests pass a recorder with the same
-    `call_api`). `identity` names this process in the Events it records.
+    `api_client` is a `kubernetes.client.ApiClient` (tests pass a recorder with the `call_api`
+    of kubernetes <= 36; `t9k_sdk._kube.send` speaks both signatures). `identity` names this
+    process in the Events it records.
     """
 
     def __init__(
@@ -191,16 +193,14 @@ class Cluster:
         if self._limiter is not None:
             self._limiter.take()
         try:
-            return self._api.call_api(
-                path,
+            return send(
+                self._api,
                 method,
-                query_params=list(query),
-                header_params={"Accept": _JSON, "Content-Type": content_type},
+                path,
+                query=list(query),
+                headers={"Accept": _JSON, "Content-Type": content_type},
                 body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _return_http_data_only=True,
-                _request_timeout=timeout if timeout is not None else self._timeout,
+                timeout=timeout if timeout is not None else self._timeout,
             )
         except ApiException as err:
             raise _api_error(err, what) from err

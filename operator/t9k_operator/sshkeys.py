@@ -42,8 +42,8 @@ def _ssh_keygen(comment: str) -> tuple[str, str]:
     binary = shutil.which("ssh-keygen")
     if binary is None:
         raise RuntimeError(
-            "cannot generate an SSH key: install the operator extra (`pip install"
-            " 't9k-sdk[operator]'`, which brings `cryptography`) or OpenSSH's ssh-keygen"
+            "cannot generate an SSH key: install the `operator` extra of t9k-sdk (it brings"
+            " `cryptography`) or OpenSSH's ssh-keygen"
         )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "id_ed25519"

@@ -8,7 +8,8 @@ resume, scale, delete.
     for line in client.logs("gj", "mnist", follow=True):
         print(line)                                # [worker-0] epoch 1 ...
 
-Needs the official Kubernetes client: `pip install 't9k-sdk[client]'`.
+Needs the official Kubernetes client, the `client` extra:
+`pip install "t9k-sdk[client] @ git+https://github.com/t9k/t9k-sdk"` (or `pip install ".[client]"` in a checkout).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from t9k_sdk._extras import install_hint
 from t9k_sdk.client.diagnosis import Finding, PodInfo
 from t9k_sdk.client.errors import (
     ApiRequestError,
@@ -70,8 +72,8 @@ def __getattr__(name: str) -> Any:
         if exc.name is None or exc.name.split(".")[0] not in ("kubernetes", "urllib3"):
             raise
         raise ImportError(
-            "t9k_sdk.client.Client needs the Kubernetes client, which is not installed:"
-            " pip install 't9k-sdk[client]'"
+            "t9k_sdk.client.Client needs the Kubernetes client, which is not installed:\n"
+            f"  {install_hint('client')}"
         ) from exc
     return getattr(module, name)
 

@@ -18,6 +18,7 @@ import urllib3
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from t9k_sdk._kube import send
 from t9k_sdk.client.errors import ApiRequestError, ClientError, ClusterUnreachableError
 
 __all__ = ["Api", "Response", "status_of"]
@@ -103,16 +104,14 @@ class Api:
             headers["Content-Type"] = content_type
         params = [(k, _query_value(v)) for k, v in (query or {}).items() if v is not None]
         try:
-            response: Response = self.api_client.call_api(
-                url,
+            response = send(
+                self.api_client,
                 method,
-                query_params=params,
-                header_params=headers,
+                url,
+                query=params,
+                headers=headers,
                 body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=(CONNECT_TIMEOUT, read_timeout),
-                _return_http_data_only=True,
+                timeout=(CONNECT_TIMEOUT, read_timeout),
             )
         except ApiException:
             raise

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from t9k_sdk import codecs, models
+from t9k_sdk._extras import install_hint
 from t9k_sdk.client.diagnosis import Finding, PodInfo
 from t9k_sdk.client.errors import (
     ClientError,
@@ -124,8 +125,8 @@ def _connect(args: argparse.Namespace) -> Client:
         from t9k_sdk.client.client import Client
     except ModuleNotFoundError as exc:
         raise ClientError(
-            f"the cluster commands need the Kubernetes client ({exc.name} is not installed):"
-            " pip install 't9k-sdk[client]'"
+            f"the cluster commands need the Kubernetes client ({exc.name} is not installed):\n"
+            f"  {install_hint('client')}"
         ) from None
     return Client(
         kubeconfig=getattr(args, "kubeconfig", None),

@@ -162,7 +162,8 @@ def test_the_offline_commands_work_without_the_kubernetes_client(tmp_path: Path)
     )
     assert proc.returncode == 0, proc.stderr
     assert "1 document valid" in proc.stdout
-    assert "pip install 't9k-sdk[client]'" in proc.stderr
+    assert 'pip install "t9k-sdk[client] @ git+https://github.com/t9k/t9k-sdk"' in proc.stderr
+    assert 'pip install ".[client]"' in proc.stderr
     assert "IMPORT: t9k_sdk.client.Client needs the Kubernetes client" in proc.stdout
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
+from t9k_sdk._kube import send
 from tests.cluster.kube_helpers import EXIT_CODE, REASON, RUN_FOR, wait_for
 from tests.cluster.operator_helpers import API_VERSION, PLURALS, Operator, job_events
 
@@ -306,18 +307,16 @@ class Jobs:
     def patch(self, name: str, body: dict[str, Any]) -> None:
         """Merge-patch the job (e.g. {"spec": {"runMode": {"pause": {"enabled": True}}}})."""
         plural = PLURALS[self.kind_of(name)]
-        self.custom.api_client.call_api(
-            f"/apis/batch.tensorstack.dev/v1beta1/namespaces/{self.namespace}/{plural}/{name}",
+        send(
+            self.custom.api_client,
             "PATCH",
-            header_params={
+            f"/apis/batch.tensorstack.dev/v1beta1/namespaces/{self.namespace}/{plural}/{name}",
+            headers={
                 "Content-Type": "application/merge-patch+json",
                 "Accept": "application/json",
             },
             body=body,
-            auth_settings=["BearerToken"],
-            _return_http_data_only=True,
-            _preload_content=False,
-        )
+        ).release_conn()
 
     def delete(self, name: str) -> None:
         plural = PLURALS[self.kind_of(name)]

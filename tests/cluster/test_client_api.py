@@ -12,6 +12,7 @@ import pytest
 from kubernetes import client as k8s
 
 from t9k_sdk import DeepSpeedJob, Elastic, GenericJob, Replica, models
+from t9k_sdk._kube import send
 from t9k_sdk.client import (
     Client,
     ClientError,
@@ -111,6 +112,7 @@ def test_get_and_list_return_typed_jobs(
         other.close()
 
 
+@pytest.mark.smoke
 def test_delete_waits_until_the_job_is_gone(client: Client) -> None:
     client.apply(generic_job("gone"))
     client.delete("gj", "gone", wait=True, timeout=20)
@@ -123,6 +125,7 @@ def test_delete_waits_until_the_job_is_gone(client: Client) -> None:
 # -- wait ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.smoke
 @pytest.mark.usefixtures("operator")
 def test_wait_returns_the_succeeded_job_and_reports_progress(client: Client) -> None:
     client.apply(generic_job("ok", annotations=SUCCEEDS))
@@ -188,17 +191,17 @@ def test_wait_detects_an_image_pull_error_the_kubelet_reports(
             "message": 'Back-off pulling image "example.invalid/t9k:sim"',
         }
     }
-    core_v1.api_client.call_api(
-        f"/api/v1/namespaces/{namespace}/pods/pull-worker-0/status",
+    send(
+        core_v1.api_client,
         "PATCH",
-        header_params={"Content-Type": "application/json-patch+json"},
+        f"/api/v1/namespaces/{namespace}/pods/pull-worker-0/status",
+        headers={"Content-Type": "application/json-patch+json"},
         body=[
             {"op": "replace", "path": "/status/phase", "value": "Pending"},
             {"op": "replace", "path": "/status/containerStatuses/0/state", "value": waiting},
             {"op": "replace", "path": "/status/containerStatuses/0/ready", "value": False},
         ],
-        auth_settings=["BearerToken"],
-    )
+    ).release_conn()
     with pytest.raises(ImagePullError) as err:
         client.wait("gj", "pull", timeout=30, stuck_grace=0)
     assert err.value.reason == "ImagePullBackOff"

@@ -12,14 +12,11 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from t9k_sdk._kube import send
+
 
 def _openapi(api_client: client.ApiClient) -> dict[str, Any]:
-    response = api_client.call_api(
-        "/openapi/v3/apis/batch.tensorstack.dev/v1beta1",
-        "GET",
-        auth_settings=["BearerToken"],
-        _preload_content=False,
-    )[0]
+    response = send(api_client, "GET", "/openapi/v3/apis/batch.tensorstack.dev/v1beta1")
     document: dict[str, Any] = json.loads(response.data)
     return document
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from kubernetes import client
 
+from t9k_sdk._kube import send
 from t9k_sdk.install import install_manifests
 from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR, service_account_kubeconfig, wait_for
 from tests.cluster.operator_helpers import (
@@ -264,13 +265,11 @@ def test_the_whole_install_is_accepted_by_the_api_server(api_client: client.ApiC
         root = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
         namespaced = "namespace" in manifest["metadata"]
         path = f"{root}/namespaces/default/{plural}" if namespaced else f"{root}/{plural}"
-        api_client.call_api(
-            path,
+        send(
+            api_client,
             "POST",
-            query_params=[("dryRun", "All"), ("fieldValidation", "Strict")],
-            header_params={"Content-Type": "application/json", "Accept": "application/json"},
+            path,
+            query=[("dryRun", "All"), ("fieldValidation", "Strict")],
+            headers={"Content-Type": "application/json", "Accept": "application/json"},
             body=manifest,
-            auth_settings=["BearerToken"],
-            _return_http_data_only=True,
-            _preload_content=False,
-        )
+        ).release_conn()

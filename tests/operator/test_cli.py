@@ -5,7 +5,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import signal
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -144,3 +147,57 @@ def test_json_logs_are_one_object_per_line() -> None:
     assert data["job"] == "GenericJob/ns/demo"
     assert data["level"] == "info"
     assert data["logger"] == "controller"
+
+
+# -- without the `operator` extra -------------------------------------------------------------
+
+# A core install (`pip install t9k-sdk`) has no Kubernetes client. Rather than build a venv per
+# test (slow; `make dist-check` does it once, with the real wheel), a sitecustomize module makes
+# `kubernetes` unimportable in a child interpreter, as if it were not installed.
+_NO_KUBERNETES = """
+import sys
+
+sys.modules["kubernetes"] = None  # `import kubernetes` raises ModuleNotFoundError, find_spec: None
+"""
+
+
+def _operator_without_kubernetes(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "sitecustomize.py").write_text(_NO_KUBERNETES)
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root), str(root / "operator")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "t9k_operator", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_help_works_without_the_operator_extra_and_says_how_to_install_it(
+    tmp_path: Path,
+) -> None:
+    result = _operator_without_kubernetes(tmp_path, "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--kubeconfig" in result.stdout
+    assert "needs the `operator` extra" in result.stdout
+    assert 'pip install "t9k-sdk[operator] @ git+https://' in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_running_without_the_operator_extra_fails_with_the_install_command(
+    tmp_path: Path,
+) -> None:
+    result = _operator_without_kubernetes(tmp_path, "--namespace", "team-a")
+    assert result.returncode == cli.EXIT_MISSING_EXTRA
+    assert "kubernetes is not installed" in result.stderr
+    assert 'pip install ".[operator]"' in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_install_hint_is_absent_when_the_extra_is_installed() -> None:
+    assert "operator` extra" not in cli.build_parser().format_help()

@@ -46,9 +46,11 @@ class Response:
 
 
 def status_error(code: int, reason: str, message: str = "") -> ApiException:
-    response = Response({"kind": "Status", "code": code, "reason": reason, "message": message})
-    response.status, response.reason = code, reason
-    return ApiException(http_resp=response)
+    # Built field by field: `ApiException(http_resp=...)` reads other response attributes in
+    # each kubernetes release.
+    error = ApiException(status=code, reason=reason)
+    error.body = json.dumps({"kind": "Status", "code": code, "reason": reason, "message": message})
+    return error
 
 
 class FakeApiClient:
