@@ -67,29 +67,6 @@ def test_a_missing_kubeconfig_is_named(capsys: pytest.CaptureFixture[str]) -> No
     assert err == "t9k-sdk: error: kubeconfig /nonexistent/kubeconfig: no such file\n"
 
 
-UNREACHABLE = """\
-apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: ctx
-  context: {cluster: c, user: u, namespace: team-a}
-current-context: ctx
-"""
-
-
-@pytest.fixture
-def unreachable(tmp_path: Path) -> Path:
-    path = tmp_path / "kubeconfig"
-    path.write_text(UNREACHABLE)
-    return path
-
-
 def test_an_unreachable_api_server_is_named(
     capsys: pytest.CaptureFixture[str], unreachable: Path
 ) -> None:

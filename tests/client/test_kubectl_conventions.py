@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from t9k_sdk.cli import main
-from tests.client.test_commands import UNREACHABLE
+from tests.client.test_commands import run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -19,19 +18,6 @@ Path(__file__).with_name("ran").write_text("the job file was executed")
 from t9k_sdk import GenericJob, Replica
 job = GenericJob(name="py", replicas=[Replica(type="worker", count=1, image="pt:2")])
 """
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def unreachable(tmp_path: Path) -> Path:
-    path = tmp_path / "kubeconfig"
-    path.write_text(UNREACHABLE)
-    return path
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
@@ -18,22 +17,7 @@ from t9k_sdk import (
     Replica,
 )
 from t9k_sdk.cli import main
-
-
-def _bert(**changes: Any) -> DeepSpeedJob:
-    args: dict[str, Any] = {
-        "name": "bert",
-        "image": "ds:1",
-        "workers": 2,
-        "gpus_per_worker": 8,
-        "run": ["train.py", "--lr", "0.1"],
-    }
-    return DeepSpeedJob(**{**args, **changes})
-
-
-def _message(exc: pytest.ExceptionInfo[InvalidManifestError]) -> str:
-    return str(exc.value)
-
+from tests.sdk.test_builder_errors import _bert, _message
 
 # -- item 3: copies --------------------------------------------------------------------------
 
