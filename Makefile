@@ -16,10 +16,10 @@ PY_SOURCES := t9k_sdk operator/t9k_operator tests bench tools docs/gen_reference
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  \033[1m%-14s\033[0m %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml tools/constraints-dev.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install --quiet -e ".[pulumi,operator]" --group dev
+	$(BIN)/python -m pip install --quiet -e ".[pulumi,operator]" --group dev -c tools/constraints-dev.txt
 	@touch $@
 
 .PHONY: venv

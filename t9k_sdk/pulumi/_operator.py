@@ -111,14 +111,16 @@ class T9kOperator(pulumi.ComponentResource):
                 opts=child(retain=retain),
             )
 
-        def in_namespace(metadata: dict[str, Any]) -> dict[str, Any]:
+        # The install manifests are plain dicts (checked by tests against the API server); Any
+        # keeps them assignable to every pulumi-kubernetes release's TypedDicts.
+        def in_namespace(metadata: dict[str, Any]) -> Any:
             return {**metadata, "namespace": ns_name}
 
         sa = by_kind["ServiceAccount"][0]
         self.service_account = k8s.core.v1.ServiceAccount(
             f"{resource_name}-service-account", metadata=in_namespace(sa["metadata"]), opts=child()
         )
-        subjects = [{"kind": "ServiceAccount", "name": install.NAME, "namespace": ns_name}]
+        subjects: Any = [{"kind": "ServiceAccount", "name": install.NAME, "namespace": ns_name}]
         self.cluster_role = self.cluster_role_binding = None
         bindings: list[pulumi.Resource] = []
         for role in by_kind.get("ClusterRole", ()):
@@ -138,7 +140,7 @@ class T9kOperator(pulumi.ComponentResource):
             )
             bindings.append(self.cluster_role_binding)
 
-        def role_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+        def role_metadata(metadata: dict[str, Any]) -> Any:
             # In the operator's namespace: after it is created (the watched one must exist).
             return in_namespace(metadata) if metadata["namespace"] == namespace else metadata
 
