@@ -31,8 +31,7 @@ from typing import Any
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
-from t9k_sdk._kube import send
-from tests.cluster.kube_helpers import EXIT_CODE, REASON, RUN_FOR, wait_for
+from tests.cluster.kube_helpers import EXIT_CODE, REASON, RUN_FOR, request, wait_for
 from tests.cluster.operator_helpers import API_VERSION, PLURALS, Operator, job_events
 
 IMAGE = "example.invalid/t9k:sim"
@@ -307,7 +306,7 @@ class Jobs:
     def patch(self, name: str, body: dict[str, Any]) -> None:
         """Merge-patch the job (e.g. {"spec": {"runMode": {"pause": {"enabled": True}}}})."""
         plural = PLURALS[self.kind_of(name)]
-        send(
+        request(
             self.custom.api_client,
             "PATCH",
             f"/apis/batch.tensorstack.dev/v1beta1/namespaces/{self.namespace}/{plural}/{name}",
@@ -316,7 +315,7 @@ class Jobs:
                 "Accept": "application/json",
             },
             body=body,
-        ).release_conn()
+        )
 
     def delete(self, name: str) -> None:
         plural = PLURALS[self.kind_of(name)]

@@ -12,6 +12,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from t9k_sdk._kube import send
 from tools import cluster as cluster_tool
 
 T = TypeVar("T")
@@ -136,3 +137,13 @@ def service_account_kubeconfig(
     }
     path.write_text(yaml.safe_dump(sa_config))
     return path
+
+
+def request(api_client: client.ApiClient, method: str, path: str, **kwargs: Any) -> bytes:
+    """`t9k_sdk._kube.send` with the answer read and the connection given back: a connection
+    returned to the pool with its body unread fails the next request on it (ResponseNotReady)."""
+    response = send(api_client, method, path, **kwargs)
+    try:
+        return response.data
+    finally:
+        response.release_conn()

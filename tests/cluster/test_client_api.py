@@ -12,7 +12,6 @@ import pytest
 from kubernetes import client as k8s
 
 from t9k_sdk import DeepSpeedJob, Elastic, GenericJob, Replica, models
-from t9k_sdk._kube import send
 from t9k_sdk.client import (
     Client,
     ClientError,
@@ -33,7 +32,7 @@ from tests.cluster.client_helpers import (
     generic_job,
     operator_fixture,  # noqa: F401  (fixture `operator`)
 )
-from tests.cluster.kube_helpers import wait_for
+from tests.cluster.kube_helpers import request, wait_for
 from tests.cluster.operator_helpers import Operator
 
 RUNS = "Running"
@@ -191,7 +190,7 @@ def test_wait_detects_an_image_pull_error_the_kubelet_reports(
             "message": 'Back-off pulling image "example.invalid/t9k:sim"',
         }
     }
-    send(
+    request(
         core_v1.api_client,
         "PATCH",
         f"/api/v1/namespaces/{namespace}/pods/pull-worker-0/status",
@@ -201,7 +200,7 @@ def test_wait_detects_an_image_pull_error_the_kubelet_reports(
             {"op": "replace", "path": "/status/containerStatuses/0/state", "value": waiting},
             {"op": "replace", "path": "/status/containerStatuses/0/ready", "value": False},
         ],
-    ).release_conn()
+    )
     with pytest.raises(ImagePullError) as err:
         client.wait("gj", "pull", timeout=30, stuck_grace=0)
     assert err.value.reason == "ImagePullBackOff"

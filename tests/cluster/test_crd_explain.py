@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from t9k_sdk._kube import send
+from tests.cluster.kube_helpers import request
 
 
 def _openapi(api_client: client.ApiClient) -> dict[str, Any]:
-    response = send(api_client, "GET", "/openapi/v3/apis/batch.tensorstack.dev/v1beta1")
-    document: dict[str, Any] = json.loads(response.data)
+    data = request(api_client, "GET", "/openapi/v3/apis/batch.tensorstack.dev/v1beta1")
+    document: dict[str, Any] = json.loads(data)
     return document
 
 

@@ -18,9 +18,14 @@ from typing import Any
 
 from kubernetes import client
 
-from t9k_sdk._kube import send
 from t9k_sdk.install import install_manifests
-from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR, service_account_kubeconfig, wait_for
+from tests.cluster.kube_helpers import (
+    EXIT_CODE,
+    RUN_FOR,
+    request,
+    service_account_kubeconfig,
+    wait_for,
+)
 from tests.cluster.operator_helpers import (
     API_VERSION,
     Operator,
@@ -265,11 +270,11 @@ def test_the_whole_install_is_accepted_by_the_api_server(api_client: client.ApiC
         root = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
         namespaced = "namespace" in manifest["metadata"]
         path = f"{root}/namespaces/default/{plural}" if namespaced else f"{root}/{plural}"
-        send(
+        request(
             api_client,
             "POST",
             path,
             query=[("dryRun", "All"), ("fieldValidation", "Strict")],
             headers={"Content-Type": "application/json", "Accept": "application/json"},
             body=manifest,
-        ).release_conn()
+        )
