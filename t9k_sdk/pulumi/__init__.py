@@ -8,7 +8,8 @@
     DeepSpeedJob("bert", {"job": job, "operator": op, "await_phase": "Running"})
 
 A value another resource produces (an image built in the same stack, say) goes into any string
-field of a builder through `deferred(output)`; the components resolve and validate it at `up`.
+field of a builder as a `pulumi.Output`, or through `deferred(output)` where it must type-check
+as `str`; the components resolve and validate it at `up`.
 
 Only this package imports `pulumi` and `pulumi_kubernetes`; the rest of t9k_sdk never does. See
 docs/how-to/pulumi.md for awaiting, the update-or-replace table and the examples.

@@ -123,8 +123,9 @@ _DEFERRED: dict[str, pulumi.Output[Any]] = {}
 def deferred(value: pulumi.Input[str]) -> str:
     """A string that stands for a Pulumi Input (an Output of another resource, say) in a job.
 
-    Builders take plain strings; `deferred` lets any string field, or part of one, come from an
-    Output: the image of a `docker.Image` built in the same stack, an env value, the name,
+    Builders take a `pulumi.Output` as it is once this package is imported, but their
+    arguments are typed `str`: `deferred` returns a `str` (for mypy), and lets any string field,
+    or part of one in an f-string, come from an Output: the image of a `docker.Image` built in the same stack, an env value, the name,
     namespace or labels. The job components replace each placeholder with the Output's value
     once it is known and validate the whole manifest then (an invalid value fails `up` with
     `InvalidJobOutputError`); while it is unknown (`preview`) the spec shows as unknown.
