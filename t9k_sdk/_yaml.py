@@ -236,10 +236,17 @@ class _Loader(_Base):  # type: ignore[misc,valid-type]
     }
 
 
+class _PyLoader(yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader with the same resolvers: used only to find where a
+    document nests too deep when libyaml gave up first (see `_nesting_error`)."""
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = _Loader.yaml_implicit_resolvers
+
+
 class _Composer:
     """Builds the node tree of one document from parser events, checking the limits."""
 
-    def __init__(self, loader: _Loader) -> None:
+    def __init__(self, loader: _Loader | _PyLoader) -> None:
         self.loader = loader
         self.anchors: dict[str, yaml.Node] = {}
         self.sizes: dict[int, int] = {}  # id(node) -> values, aliases expanded
@@ -434,9 +441,36 @@ def iter_documents(stream: str | bytes | TextIO) -> Iterable[Any]:
     except InvalidYAMLError:
         raise
     except yaml.MarkedYAMLError as exc:
+        if "nesting depth" in str(exc.problem) and not isinstance(loader, yaml.SafeLoader):
+            raise _nesting_error(text) from None
         what = ", ".join(str(p) for p in (exc.context, exc.problem) if p)
         raise InvalidYAMLError(what, **_at(exc.problem_mark)) from None
     except yaml.YAMLError as exc:
         raise InvalidYAMLError(str(exc)) from None
     finally:
         loader.dispose()
+
+
+def _nesting_error(text: str) -> InvalidYAMLError:
+    """The error for `text` that libyaml (0.2.6 and later, in PyYAML 6.0.4 wheels) refused for
+    nesting deeper than its own limit of 1000.
+
+    Its scanner reads ahead of the parser, so it can stop before our composer sees a collection
+    nested more than MAX_DEPTH deep, and its message names its limit and position, not ours.
+    The pure-Python parser (no such limit) composes the stream again, only for such hostile
+    input, and reports the first problem at its true position: the collection at depth
+    MAX_DEPTH + 1, or whatever comes first.
+    """
+    loader = _PyLoader(text)
+    try:
+        loader.get_event()  # StreamStartEvent
+        while not loader.check_event(yaml.StreamEndEvent):
+            _Composer(loader).document()
+    except InvalidYAMLError as exc:
+        return exc
+    except yaml.MarkedYAMLError as exc:
+        what = ", ".join(str(p) for p in (exc.context, exc.problem) if p)
+        return InvalidYAMLError(what, **_at(exc.problem_mark))
+    finally:
+        loader.dispose()
+    return InvalidYAMLError(f"collections nested more than {MAX_DEPTH} deep")

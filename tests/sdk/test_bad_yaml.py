@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from t9k_sdk import _yaml
+from t9k_sdk.errors import InvalidYAMLError
 
 GOOD = """\
 apiVersion: batch.tensorstack.dev/v1beta1
@@ -79,6 +80,12 @@ CASES: dict[str, tuple[bytes, str, str]] = {
         "100 deep",
     ),
     "nesting 100000 deep": (b"[" * 100_000, "line 1, column 101", "100 deep"),
+    # libyaml (PyYAML >= 6.0.4 wheels) stops at 1000 levels, ahead of our limit: still ours
+    "mappings nested 100000 deep": (
+        b"# deep\n" + b"{a: " * 100_000,
+        "line 2, column 398",
+        "100 deep",
+    ),
     "too large": (b"# " + b"x" * _yaml.MAX_BYTES + b"\n", "", "larger than 8 MiB"),
     "duplicate key": (
         b"kind: GenericJob\nkind: DeepSpeedJob\n",
@@ -192,6 +199,13 @@ def test_cli_reports_one_line_with_file_and_position_and_exits_1(
 
     loaded, errors = results[case]["apply"]
     assert (loaded, errors) == (0, [lines[0]])
+
+
+def test_too_deep_in_a_later_document_comes_after_the_earlier_ones() -> None:
+    documents = _yaml.iter_documents(b"a: 1\n---\n" + b"[" * 100_000)
+    assert next(iter(documents)) == {"a": 1}
+    with pytest.raises(InvalidYAMLError, match=r"line 3, column 101: .*nested more than 100 deep"):
+        list(documents)
 
 
 def test_aliases_within_the_budget_and_merge_keys_still_load() -> None:
