@@ -240,7 +240,7 @@ class _PyLoader(yaml.SafeLoader):
     """PyYAML's pure-Python safe loader with the same resolvers: used only to find where a
     document nests too deep when libyaml gave up first (see `_nesting_error`)."""
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = _Loader.yaml_implicit_resolvers
+    yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
 
 
 class _Composer:
@@ -461,7 +461,7 @@ def _nesting_error(text: str) -> InvalidYAMLError:
     input, and reports the first problem at its true position: the collection at depth
     MAX_DEPTH + 1, or whatever comes first.
     """
-    loader = _PyLoader(text)
+    loader: Any = _PyLoader(text)
     try:
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(yaml.StreamEndEvent):
