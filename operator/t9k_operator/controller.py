@@ -32,7 +32,9 @@ from typing import Any, Protocol
 from t9k_operator.errors import ApiError
 from t9k_operator.informer import Informer, WatchSource, resource_version
 from t9k_operator.logs import fields
-from t9k_operator.resources import (
+from t9k_operator.sshkeys import generate_ssh_key
+from t9k_operator.workqueue import Backoff, WorkQueue
+from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
     CONFIG_MAPS,
     JOB_RESOURCES,
@@ -43,8 +45,6 @@ from t9k_operator.resources import (
     Resource,
     resource_for,
 )
-from t9k_operator.sshkeys import generate_ssh_key
-from t9k_operator.workqueue import Backoff, WorkQueue
 from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, names, ownership
 
 __all__ = [
