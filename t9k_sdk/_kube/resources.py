@@ -20,6 +20,9 @@ __all__ = [
     "EVENTS",
     "JOB_RESOURCES",
     "LEASES",
+    "NAMESPACES",
+    "PERSISTENT_VOLUMES",
+    "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
     "POD_GROUPS",
     "SECRETS",
@@ -84,6 +87,12 @@ CHILD_RESOURCES: Final = (PODS, SERVICES, CONFIG_MAPS, SECRETS, POD_GROUPS)
 """Everything a job may own; watched with `names.MANAGED_SELECTOR`."""
 
 EVENTS: Final = Resource("", "v1", "events", "Event")
+NAMESPACES: Final = Resource("", "v1", "namespaces", "Namespace")
+PERSISTENT_VOLUMES: Final = Resource("", "v1", "persistentvolumes", "PersistentVolume")
+"""Cluster-scoped: `path()` without a namespace."""
+PERSISTENT_VOLUME_CLAIMS: Final = Resource(
+    "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"
+)
 LEASES: Final = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 
 _BY_KIND: Final = {
