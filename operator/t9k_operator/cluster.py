@@ -138,7 +138,7 @@ class Cluster:
     ) -> ListResult:
         """Every object of `resource` (in `namespace`, or all), page by page."""
         return listwatch.list_all(
-            self.transport,
+            self.transport.send,
             resource.path(namespace),
             resource=resource,
             label_selector=label_selector,
@@ -156,7 +156,7 @@ class Cluster:
     ) -> WatchStream:
         """Watch from `resource_version`, with bookmarks; the server ends it after the timeout."""
         return listwatch.watch(
-            self.transport,
+            self.transport.send,
             resource.path(namespace),
             resource_version,
             label_selector=label_selector,

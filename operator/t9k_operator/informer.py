@@ -19,6 +19,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any, Protocol
 
 from t9k_operator.workqueue import Backoff
@@ -151,36 +152,31 @@ class Store:
         return changes
 
 
+@dataclass(eq=False)
 class Informer:
     """List-then-watch one resource into a `Store` (see the module docstring): the operator's
     policy (cache, retry for ever with back-off, a resource not served counts as empty) over
     the shared loop `t9k_sdk._kube.listwatch.ListWatch`."""
 
-    def __init__(
-        self,
-        source: WatchSource,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        handler: Handler | None = None,
-        backoff: Backoff | None = None,
-        watch_timeout: tuple[int, int] = (300, 600),
-        min_watch_seconds: float = 1.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.source = source
-        self.resource = resource
-        self.namespace = namespace
-        self.label_selector = label_selector
-        self.handler = handler
-        self.backoff = backoff or Backoff(base=0.5, cap=30.0)
-        self.watch_timeout = watch_timeout
-        self.store = Store()
-        self.synced = threading.Event()
-        """Set once the first list is in the store (or the resource turned out not to be served)."""
-        self.served = True
-        """False while the API server answers 404 for this resource."""
+    source: WatchSource
+    resource: Resource
+    _: KW_ONLY
+    namespace: str | None = None
+    label_selector: str | None = None
+    handler: Handler | None = None
+    backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=30.0))
+    watch_timeout: tuple[int, int] = (300, 600)
+    """The server ends each watch after a random number of seconds in this range."""
+    min_watch_seconds: InitVar[float] = 1.0
+    clock: InitVar[Callable[[], float]] = time.monotonic
+    store: Store = field(default_factory=lambda: Store(), init=False)
+    synced: threading.Event = field(default_factory=threading.Event, init=False)
+    """Set once the first list is in the store (or the resource turned out not to be served)."""
+    served: bool = field(default=True, init=False)
+    """False while the API server answers 404 for this resource."""
+    _loop: ListWatch = field(init=False)
+
+    def __post_init__(self, min_watch_seconds: float, clock: Callable[[], float]) -> None:
         self._loop = ListWatch(
             self._list,
             self._watch,
@@ -188,7 +184,7 @@ class Informer:
             backoff=self.backoff.delay,
             min_watch_seconds=min_watch_seconds,
             clock=clock,
-            what=f"watch {resource}",
+            what=f"watch {self.resource}",
         )
 
     def __str__(self) -> str:

@@ -1,8 +1,8 @@
 """List, watch, and the list-then-watch loop that both the client and the operator run.
 
-    list_all(transport, resource)      every object, page by page (limit/continue); list items
+    list_all(send, path)               every object, page by page (limit/continue); list items
                                        get their apiVersion and kind; + the collection's version
-    watch(transport, resource, rv)     a `WatchStream` of (type, object) from a version, with
+    watch(send, path, rv)              a `WatchStream` of (type, object) from a version, with
                                        bookmarks; the server ends it after `timeout_seconds`
     ListWatch(list, watch, policy)     LIST -> sync(items); WATCH from its version -> event(type,
                                        object); the watch ends -> WATCH again from the last
@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from t9k_sdk._kube.errors import ApiError
@@ -67,19 +67,9 @@ class ResponseLike(Protocol):
     def close(self) -> None: ...
 
 
-class Sender(Protocol):
-    """What list and watch need of a transport (`transport.Transport` has it)."""
-
-    def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, Any] | None = None,
-        timeout: Any = None,
-        stream: bool = False,
-        what: str = "",
-    ) -> ResponseLike: ...
+Sender = Callable[..., ResponseLike]
+"""Sends a request: `transport.Transport.send`, or a caller's wrapper of it (the same keywords:
+query, timeout, stream, what)."""
 
 
 class WatchStreamLike(Protocol):
@@ -94,7 +84,7 @@ def _version(obj: Mapping[str, Any]) -> str:
 
 
 def list_all(
-    sender: Sender,
+    send: Sender,
     path: str,
     *,
     resource: Resource | None = None,
@@ -114,7 +104,7 @@ def list_all(
             "limit": page_size,
             "continue": token,
         }
-        page = sender.send("GET", path, query=query, what=what or f"list {path}").json()
+        page = send("GET", path, query=query, what=what or f"list {path}").json()
         for item in page.get("items") or ():
             if resource is not None:
                 item = {"apiVersion": resource.api_version, "kind": resource.kind, **item}
@@ -141,7 +131,7 @@ class WatchStream:
 
 
 def watch(
-    sender: Sender,
+    send: Sender,
     path: str,
     resource_version: str,
     *,
@@ -161,7 +151,7 @@ def watch(
         "resourceVersion": resource_version,
         "timeoutSeconds": timeout_seconds,
     }
-    response = sender.send(
+    response = send(
         "GET",
         path,
         query=query,
@@ -170,6 +160,11 @@ def watch(
         what=what or f"watch {path}",
     )
     return WatchStream(response)
+
+
+def _backoff(failures: int) -> float:
+    """0.5 s, 1 s, 2 s, 4 s, then 5 s."""
+    return min(0.25 * 2.0**failures, 5.0)
 
 
 class Policy(Protocol):
@@ -186,6 +181,7 @@ class Policy(Protocol):
         seconds to wait before trying again, or None to stop."""
 
 
+@dataclass(eq=False)
 class ListWatch:
     """List, then watch from the list's version, until stopped (see the module docstring).
 
@@ -196,34 +192,23 @@ class ListWatch:
     that ends watches at once is no progress.
     """
 
-    def __init__(
-        self,
-        list_: Callable[[], ListResult],
-        watch_: Callable[[str], WatchStreamLike],
-        policy: Policy,
-        *,
-        version: str | None = None,
-        backoff: Callable[[int], float] = lambda failures: min(0.25 * 2.0**failures, 5.0),
-        min_watch_seconds: float = 0.0,
-        clock: Callable[[], float] = time.monotonic,
-        what: str = "",
-    ) -> None:
-        self._list = list_
-        self._watch = watch_
-        self.policy = policy
-        self.version = version
-        """Where the next watch starts; None: list first."""
-        self.backoff = backoff
-        self.min_watch_seconds = min_watch_seconds
-        self._clock = clock
-        self.what = what
-        self.lists = 0
-        """How many times the collection was listed (1 + one per 410)."""
-        self.watches = 0
-        """How many watch requests were answered."""
-        self.stop = threading.Event()
-        self._stream: WatchStreamLike | None = None
-        self._lock = threading.Lock()
+    list_: Callable[[], ListResult]
+    watch_: Callable[[str], WatchStreamLike]
+    policy: Policy
+    version: str | None = None
+    """Where the next watch starts; None: list first."""
+    backoff: Callable[[int], float] = _backoff
+    min_watch_seconds: float = 0.0
+    clock: Callable[[], float] = time.monotonic
+    what: str = ""
+    """Names the watch in errors (`watch pods`)."""
+    lists: int = field(default=0, init=False)
+    """How many times the collection was listed (1 + one per 410)."""
+    watches: int = field(default=0, init=False)
+    """How many watch requests were answered."""
+    stop: threading.Event = field(default_factory=threading.Event, init=False)
+    _stream: WatchStreamLike | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def run(self, stop: threading.Event | None = None) -> None:
         """Loop until `stop` (or `close()`) or until the policy gives up. Never raises."""
@@ -235,17 +220,17 @@ class ListWatch:
             listing = self.version is None
             try:
                 if self.version is None:
-                    result = self._list()
+                    result = self.list_()
                     self.lists += 1
                     self.version = str(result.resource_version)
                     self.policy.on_sync(result.items)
                     listing = False
-                started = self._clock()
+                started = self.clock()
                 events = self._watch_once(self.version, stop)
                 if (
                     events == 0
                     and self.version is not None
-                    and self._clock() - started < self.min_watch_seconds
+                    and self.clock() - started < self.min_watch_seconds
                 ):
                     failures += 1
                     stop.wait(self.backoff(failures))
@@ -285,7 +270,7 @@ class ListWatch:
     def _watch_once(self, version: str, stop: threading.Event) -> int:
         """One watch from `version`, keeping `self.version` at the last one seen (so a broken
         watch resumes there); returns how many events came. 410 raises `ApiError` (gone)."""
-        stream = self._watch(version)
+        stream = self.watch_(version)
         self.watches += 1
         with self._lock:
             if stop.is_set():

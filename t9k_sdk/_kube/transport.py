@@ -173,16 +173,16 @@ class Transport:
         what: str = "",
     ) -> Response:
         """Send one request; the `Response` is unread. Raises `ApiError` for an error answer
-        and for no answer (status 0). `stream=True` waits for ever between bytes (unless
-        `timeout` says otherwise); otherwise the transport's timeout applies."""
+        and for no answer (status 0). Without a `timeout` the transport's applies; with
+        `stream=True` only its connect timeout (a stream may be silent for long)."""
         if self.before is not None:
             self.before()
         what = what or f"{method} {path}"
         headers = {"Accept": JSON}
         if body is not None:
             headers["Content-Type"] = content_type
-        if timeout is None and not stream:
-            timeout = self.timeout
+        if timeout is None:
+            timeout = (_connect_timeout(self.timeout), None) if stream else self.timeout
         status = 0
         try:
             raw = send(
@@ -324,6 +324,12 @@ class Response:
             if method is not None:
                 with contextlib.suppress(Exception):
                     method()
+
+
+def _connect_timeout(timeout: Timeout) -> float:
+    if isinstance(timeout, tuple):
+        return timeout[0]
+    return 10.0 if timeout is None else timeout
 
 
 # -- errors ------------------------------------------------------------------------------------

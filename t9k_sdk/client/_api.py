@@ -50,44 +50,11 @@ class Api:
     def server(self) -> str:
         return self.transport.server
 
-    def call(
-        self,
-        method: str,
-        url: str,
-        *,
-        query: Mapping[str, Any] | None = None,
-        body: Any = None,
-        content_type: str = JSON,
-        read_timeout: float | None = 60.0,
-        stream: bool = False,
-    ) -> Response:
-        """Send a request; the response is unread. Raises `ApiError` (status 0: no answer).
-        `read_timeout=None` waits for ever between bytes (streams)."""
-        return self.transport.send(
-            method,
-            url,
-            query=query,
-            body=body,
-            content_type=content_type,
-            timeout=(CONNECT_TIMEOUT, read_timeout),
-            stream=stream,
-        )
-
-    def send(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, Any] | None = None,
-        timeout: Any = None,
-        stream: bool = False,
-        what: str = "",
-    ) -> Response:
-        """`listwatch.Sender`: list and watch requests go through `call` too."""
-        read_timeout = timeout[1] if isinstance(timeout, tuple) else timeout
-        if read_timeout is None and not stream:
-            read_timeout = 60.0
-        return self.call(method, path, query=query, read_timeout=read_timeout, stream=stream)
+    def call(self, method: str, url: str, **options: Any) -> Response:
+        """`Transport.send` (query, body, content_type, timeout, stream): the one way the
+        client sends a request; the response is unread. Raises `ApiError` (status 0: no
+        answer)."""
+        return self.transport.send(method, url, **options)
 
     def json(
         self,
@@ -102,7 +69,12 @@ class Api:
         """Send a request and return the JSON answer. Raises `ClientError` for any failure."""
         try:
             return self.call(
-                method, url, query=query, body=body, content_type=content_type, read_timeout=timeout
+                method,
+                url,
+                query=query,
+                body=body,
+                content_type=content_type,
+                timeout=(CONNECT_TIMEOUT, timeout),
             ).json()
         except ApiError as err:
             raise client_error(err, self.server) from None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any
 
 from t9k_sdk._kube import listwatch
@@ -42,6 +42,7 @@ class WatchEvent:
     error: ClientError | None = None
 
 
+@dataclass(eq=False)
 class Watcher:
     """Watch `url` (a collection) with optional selectors; events go to `sink`.
 
@@ -54,31 +55,27 @@ class Watcher:
     after `max_failures` failures in a row to reach the server.
     """
 
-    def __init__(
-        self,
-        api: Api,
-        url: str,
-        sink: queue.Queue[WatchEvent],
-        *,
-        source: str = "",
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        resource_version: str | None = None,
-        watch_seconds: int = WATCH_SECONDS,
-        max_failures: int = 5,
-    ) -> None:
-        self.api = api
-        self.url = url
-        self.sink = sink
-        self.source = source
-        self.label_selector = label_selector
-        self.field_selector = field_selector
-        self.watch_seconds = watch_seconds
-        self.max_failures = max_failures
+    api: Api
+    url: str
+    sink: queue.Queue[WatchEvent]
+    _: KW_ONLY
+    source: str = ""
+    """The tag of this watcher's events (to tell several watchers apart on one queue)."""
+    label_selector: str | None = None
+    field_selector: str | None = None
+    resource_version: InitVar[str | None] = None
+    watch_seconds: int = WATCH_SECONDS
+    max_failures: int = 5
+    _loop: ListWatch = field(init=False)
+    _thread: threading.Thread = field(init=False)
+
+    def __post_init__(self, resource_version: str | None) -> None:
         self._loop = ListWatch(
-            self._list, self._watch, self, version=resource_version, what=f"watch {url}"
+            self._list, self._watch, self, version=resource_version, what=f"watch {self.url}"
         )
-        self._thread = threading.Thread(target=self._loop.run, name=f"t9k-watch-{url}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._loop.run, name=f"t9k-watch-{self.url}", daemon=True
+        )
 
     @property
     def relists(self) -> int:
@@ -89,10 +86,6 @@ class Watcher:
     def rewatches(self) -> int:
         """How many watch requests were made."""
         return self._loop.watches
-
-    @property
-    def resource_version(self) -> str | None:
-        return self._loop.version
 
     def start(self) -> Watcher:
         self._thread.start()
@@ -108,7 +101,7 @@ class Watcher:
 
     def _list(self) -> ListResult:
         return listwatch.list_all(
-            self.api,
+            self.api.call,
             self.url,
             label_selector=self.label_selector,
             field_selector=self.field_selector,
@@ -119,7 +112,7 @@ class Watcher:
         # The server ends the watch after `watch_seconds`; a connection silent for longer
         # than that is dead, and is renewed.
         return listwatch.watch(
-            self.api,
+            self.api.call,
             self.url,
             version,
             label_selector=self.label_selector,

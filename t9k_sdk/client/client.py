@@ -996,7 +996,7 @@ class _ApiLogSource:
             "timestamps": timestamps or None,
         }
         try:
-            response = self.api.call("GET", url, query=query, read_timeout=None, stream=True)
+            response = self.api.call("GET", url, query=query, stream=True)
         except ApiError as exc:
             if exc.unreachable:
                 raise client_error(exc, self.api.server) from None

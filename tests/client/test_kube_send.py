@@ -147,9 +147,7 @@ def test_an_error_answer_becomes_a_client_error_with_the_servers_message(
 
 def test_a_stream_is_read_line_by_line_as_it_arrives(server: tuple[k8s.ApiClient, Seen]) -> None:
     api_client, _ = server
-    response = Api(api_client).call(
-        "GET", "/api/v1/pods", query={"watch": True}, read_timeout=None, stream=True
-    )
+    response = Api(api_client).call("GET", "/api/v1/pods", query={"watch": True}, stream=True)
     try:
         assert list(response.lines()) == [b'{"type":"ADDED"}', b'{"type":"DELETED"}']
     finally:

@@ -123,7 +123,7 @@ def transport(server: Server) -> Iterator[Transport]:
 def test_a_list_follows_continue_tokens_and_fills_in_api_version_and_kind(
     transport: Transport, server: Server
 ) -> None:
-    result = listwatch.list_all(transport, PODS.path("ns"), resource=PODS, page_size=2)
+    result = listwatch.list_all(transport.send, PODS.path("ns"), resource=PODS, page_size=2)
     assert [i["metadata"]["name"] for i in result.items] == ["p0", "p1", "p2", "p3", "p4"]
     assert {(i["apiVersion"], i["kind"]) for i in result.items} == {("v1", "Pod")}
     assert result.resource_version == "77"
@@ -145,7 +145,7 @@ def test_an_error_answer_carries_the_status_reason_message_causes_and_what(
 
 def test_a_410_answer_is_gone(transport: Transport) -> None:
     with pytest.raises(ApiError) as info:
-        listwatch.watch(transport, PODS.path("ns", "gone"), "1")
+        listwatch.watch(transport.send, PODS.path("ns", "gone"), "1")
     assert info.value.gone
 
 
@@ -176,7 +176,7 @@ def test_the_hooks_see_every_request(transport: Transport) -> None:
 def test_a_stream_closed_from_another_thread_wakes_its_blocked_reader(
     transport: Transport,
 ) -> None:
-    stream = listwatch.watch(transport, PODS.path("ns"), "5")
+    stream = listwatch.watch(transport.send, PODS.path("ns"), "5")
     seen: list[listwatch.WatchEvent] = []
     done = threading.Event()
 
