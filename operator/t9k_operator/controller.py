@@ -158,9 +158,8 @@ class Controller:
         self.cluster = cluster
         self.reconcile_fn = reconcile
         self.settings = settings
-        self._ssh_keygen = ssh_keygen
-        self._now = now
-        self._clock = clock
+        # What tests replace: key generation, the wall clock and the monotonic clock.
+        self._ssh_keygen, self._now, self._clock = ssh_keygen, now, clock
         self.queue: WorkQueue[JobKey] = WorkQueue(settings.backoff)
         self.jobs: dict[str, Informer] = {
             r.kind: Informer(cluster, r, namespace=settings.namespace, handler=self._on_job)
