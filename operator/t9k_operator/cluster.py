@@ -62,7 +62,7 @@ class Cluster:
     """Typed access to the API server (see the module docstring).
 
     `api_client` is a `kubernetes.client.ApiClient` (tests pass a recorder with the `call_api`
-    of kubernetes <= 36; `t9k_sdk._kube.send` speaks both signatures). `identity` names this
+    of kubernetes <= 36; `t9k_sdk._kube.transport.send` speaks both signatures). `identity` names this
     process in the Events it records.
     """
 
