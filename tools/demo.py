@@ -686,7 +686,7 @@ def explore(out: Out) -> None:
     out.line("  The cluster and the operator keep running. Explore:")
     lines = [
         f"export KUBECONFIG={kubeconfig}",
-        f"kubectl -n {NAMESPACE} get genericjobs,deepspeedjobs,colossalaijobs",
+        f"kubectl -n {NAMESPACE} get {','.join(c.PLURAL for c in models.JOB_KINDS.values())}",
         f"kubectl -n {NAMESPACE} get pods,services,configmaps,secrets,pvc",
         f"kubectl -n {NAMESPACE} get events --sort-by=.lastTimestamp",
         f"{rel(BIN / 't9k-sdk')} get -n {NAMESPACE} -o wide",
