@@ -26,12 +26,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import urllib3
+from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk._kube.errors import ApiError
 
 __all__ = [
     "APPLY_PATCH",
+    "ApiClient",
     "JSON",
     "MERGE_PATCH",
     "Query",

@@ -28,7 +28,7 @@ from t9k_sdk import codecs, models
 from t9k_sdk._kube import config
 from t9k_sdk._kube.errors import ApiError
 from t9k_sdk._kube.resources import EVENTS, PODS, Resource
-from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, Response
+from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient, Response
 from t9k_sdk.client._api import Api, client_error
 from t9k_sdk.client._watch import Watcher, WatchEvent
 from t9k_sdk.client.diagnosis import Finding, PodInfo, diagnose, pod_info
@@ -152,7 +152,7 @@ class Client:
         namespace: str | None = None,
         *,
         in_cluster: bool | None = None,
-        api_client: Any = None,
+        api_client: ApiClient | None = None,
     ) -> None:
         default_namespace = "default"
         self._owns_client = api_client is None
