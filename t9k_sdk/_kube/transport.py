@@ -33,9 +33,9 @@ from t9k_sdk._kube.errors import ApiError
 
 __all__ = [
     "APPLY_PATCH",
-    "ApiClient",
     "JSON",
     "MERGE_PATCH",
+    "ApiClient",
     "Query",
     "Response",
     "Timeout",
