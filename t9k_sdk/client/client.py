@@ -955,14 +955,18 @@ def _apply_manifest(job: JobLike) -> dict[str, Any]:
 class _HttpLogStream:
     """One container's log, streamed by the API server from the node's kubelet."""
 
-    def __init__(self, response: Response) -> None:
+    def __init__(self, response: Response, server: str) -> None:
         self._response = response
+        self._server = server
         self._closed = threading.Event()
 
     def __iter__(self) -> Iterator[str]:
         try:
             for line in self._response.lines():
                 yield line.decode("utf-8", "replace").rstrip("\r")
+        except ApiError as exc:  # the stream broke off (a closed one ends quietly)
+            if not self._closed.is_set():
+                raise client_error(exc, self._server) from None
         except Exception:
             if not self._closed.is_set():
                 raise
@@ -1010,7 +1014,7 @@ class _ApiLogSource:
                     "the API server could not reach the kubelet of the pod's node" f" ({message})"
                 )
             raise LogUnavailableError(message) from None
-        return _HttpLogStream(response)
+        return _HttpLogStream(response, self.api.server)
 
 
 class _JobPodFeed:
