@@ -15,12 +15,15 @@
    (kwok runs no containers), and show them live until every job that can finish has finished;
 5. print a summary and how to explore what is left running.
 
-Only the standard library, PyYAML, the Kubernetes client and the project itself are used.
+The jobs are applied, listed, resumed and deleted with `t9k_sdk.client.Client`, as a user's
+program would; the namespace and the placeholder volumes go through the same connection (the
+shared API layer, `t9k_sdk._kube`). Only the standard library, PyYAML and the project are used.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import shutil
 import signal
@@ -43,22 +46,20 @@ REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # run as `python tools/demo.py`
     sys.path.insert(0, str(REPO_ROOT))
 
-from kubernetes import client, config  # noqa: E402
-from kubernetes.client.exceptions import ApiException  # noqa: E402
-
-from t9k_sdk import codecs  # noqa: E402
+from t9k_sdk import codecs, models  # noqa: E402
+from t9k_sdk._kube.errors import ApiError  # noqa: E402
+from t9k_sdk._kube.resources import (  # noqa: E402
+    NAMESPACES,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+)
+from t9k_sdk._kube.transport import Transport  # noqa: E402
+from t9k_sdk.client import Client, ClientError, JobNotFoundError  # noqa: E402
 from t9k_sdk.reconcile.desired import rules_for  # noqa: E402
 from tools import cluster as cluster_tool  # noqa: E402
 
 NAMESPACE: Final = "t9k-demo"
-GROUP: Final = "batch.tensorstack.dev"
-VERSION: Final = "v1beta1"
-PLURALS: Final = {
-    "GenericJob": "genericjobs",
-    "DeepSpeedJob": "deepspeedjobs",
-    "ColossalAIJob": "colossalaijobs",
-}
-SHORT: Final = {"GenericJob": "gj", "DeepSpeedJob": "dj", "ColossalAIJob": "caij"}
+SHORT: Final = {cls.KIND: cls.SHORT_NAME for cls in models.JOB_KINDS.values()}
 FINAL: Final = ("Succeeded", "Failed")
 EXAMPLES: Final = REPO_ROOT / "examples"
 MANIFESTS: Final = REPO_ROOT / ".demo" / "manifests"
@@ -66,7 +67,6 @@ OPERATOR_LOG: Final = cluster_tool.LOG_DIR / "operator.log"
 OPERATOR_PID: Final = cluster_tool.OPERATOR_PID_FILE
 FAILS_ON_PURPOSE: Final = "mnist"
 """The example whose workers the demo OOM-kills, to show restarts and a failure message."""
-OWNER_LABEL: Final = "tensorstack.dev/owner-name"
 GPU: Final = "nvidia.com/gpu"
 RUN_FOR, EXIT_CODE, REASON = "sim.t9k.dev/run-for", "sim.t9k.dev/exit-code", "sim.t9k.dev/reason"
 
@@ -362,19 +362,22 @@ def volume_claims(jobs: Sequence[DemoJob]) -> list[str]:
 
 
 class Cluster:
-    """The few API calls the demo makes."""
+    """The demo's cluster: its jobs through `t9k_sdk.client.Client`; the namespace and the
+    placeholder volumes (not jobs: the client does not do them) through the same connection."""
 
-    def __init__(self, api: client.ApiClient) -> None:
-        self.api = api
-        self.core = client.CoreV1Api(api)
-        self.custom = client.CustomObjectsApi(api)
+    def __init__(self, kube: Client) -> None:
+        self.kube = kube
+        self.raw = Transport(kube.api_client)
+
+    def _create(self, path: str, body: Mapping[str, Any]) -> None:
+        try:
+            self.raw.request("POST", path, body=dict(body), what=f"create {path}")
+        except ApiError as err:
+            if not err.already_exists:
+                raise
 
     def ensure_namespace(self) -> None:
-        try:
-            self.core.create_namespace({"metadata": {"name": NAMESPACE}})
-        except ApiException as err:
-            if err.status != 409:
-                raise
+        self._create(NAMESPACES.path(), {"metadata": {"name": NAMESPACE}})
 
     def ensure_claim(self, claim: str) -> None:
         """A PVC bound to a placeholder volume (nothing mounts it: kwok runs no containers)."""
@@ -399,54 +402,36 @@ class Cluster:
                 "resources": {"requests": {"storage": "1Gi"}},
             },
         }
-        creates: list[Callable[[], Any]] = [
-            lambda: self.core.create_persistent_volume(volume),
-            lambda: self.core.create_namespaced_persistent_volume_claim(NAMESPACE, pvc),
-        ]
-        for create in creates:
-            try:
-                create()
-            except ApiException as err:
-                if err.status != 409:
-                    raise
+        self._create(PERSISTENT_VOLUMES.path(), volume)
+        self._create(PERSISTENT_VOLUME_CLAIMS.path(NAMESPACE), pvc)
 
     def claims_bound(self, claims: Sequence[str]) -> bool:
-        listed = self.core.list_namespaced_persistent_volume_claim(NAMESPACE).items
-        bound = {c.metadata.name for c in listed if c.status.phase == "Bound"}
+        listed = self.raw.request("GET", PERSISTENT_VOLUME_CLAIMS.path(NAMESPACE))
+        bound = {
+            c["metadata"]["name"]
+            for c in listed.get("items") or ()
+            if (c.get("status") or {}).get("phase") == "Bound"
+        }
         return set(claims) <= bound
 
     def jobs(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for plural in PLURALS.values():
-            listed = self.custom.list_namespaced_custom_object(GROUP, VERSION, NAMESPACE, plural)
-            out.extend(listed.get("items") or ())
-        return out
+        """The jobs in the namespace, as the API server stores them (with their status)."""
+        return [codecs.to_manifest(job) for job in self.kube.list()]
 
     def delete_job(self, kind: str, name: str) -> None:
-        try:
-            self.custom.delete_namespaced_custom_object(
-                GROUP, VERSION, NAMESPACE, PLURALS[kind], name, propagation_policy="Foreground"
-            )
-        except ApiException as err:
-            if err.status != 404:
-                raise
+        """Delete a job and wait until it and its pods are gone (names are reused next)."""
+        with contextlib.suppress(JobNotFoundError):
+            self.kube.delete(kind, name, wait=True)
+        wait_until(lambda: not self.kube.pods(kind, name), f"the pods of {name} to go", 60)
 
     def create_job(self, manifest: Mapping[str, Any]) -> None:
-        plural = PLURALS[str(manifest["kind"])]
-        self.custom.create_namespaced_custom_object(GROUP, VERSION, NAMESPACE, plural, manifest)
+        self.kube.apply(manifest)
 
     def resume(self, kind: str, name: str) -> None:
-        self.custom.patch_namespaced_custom_object(
-            GROUP,
-            VERSION,
-            NAMESPACE,
-            PLURALS[kind],
-            name,
-            {"spec": {"runMode": {"pause": {"enabled": False}}}},
-        )
+        self.kube.resume(kind, name)
 
-    def pods(self) -> list[Any]:
-        return list(self.core.list_namespaced_pod(NAMESPACE).items)
+    def running_pods(self, job: DemoJob) -> int:
+        return sum(p.phase == "Running" for p in self.kube.pods(job.kind, job.name))
 
 
 def wait_until(check: Callable[[], bool], what: str, timeout: float) -> None:
@@ -463,7 +448,6 @@ def apply_jobs(out: Out, kube: Cluster, jobs: Sequence[DemoJob], seconds: int) -
         out.line(f"  deleting the {len(old)} jobs of a previous run (and their pods)")
         for obj in old:
             kube.delete_job(str(obj["kind"]), str(obj["metadata"]["name"]))
-        wait_until(lambda: not kube.jobs(), "the previous jobs to be deleted", 60)
     claims = volume_claims(jobs)
     if claims:
         for claim in claims:
@@ -546,14 +530,9 @@ def age(created: str, now: datetime) -> str:
 
 
 def rows(
-    demo_jobs: Sequence[DemoJob], live: Sequence[Mapping[str, Any]], pods: Sequence[Any]
+    demo_jobs: Sequence[DemoJob], live: Sequence[Mapping[str, Any]], running: Mapping[str, int]
 ) -> list[Row]:
     by_name = {(str(j["kind"]), str(j["metadata"]["name"])): j for j in live}
-    running: dict[str, int] = {}
-    for pod in pods:
-        owner = (pod.metadata.labels or {}).get(OWNER_LABEL)
-        if owner and pod.status.phase == "Running" and not pod.metadata.deletion_timestamp:
-            running[owner] = running.get(owner, 0) + 1
     now = datetime.now(UTC)
     out = []
     for job in demo_jobs:
@@ -650,7 +629,7 @@ def watch(out: Out, kube: Cluster, jobs: Sequence[DemoJob], timeout: float) -> l
     started = time.monotonic()
     while True:
         live = kube.jobs()
-        current = rows(jobs, live, kube.pods())
+        current = rows(jobs, live, {j.name: kube.running_pods(j) for j in jobs})
         phases = {r.name: r.phase for r in current}
         for job in jobs:
             if job.resume and not job.resumed and phases.get(job.name) == "Paused":
@@ -707,7 +686,7 @@ def explore(out: Out) -> None:
     out.line("  The cluster and the operator keep running. Explore:")
     lines = [
         f"export KUBECONFIG={kubeconfig}",
-        f"kubectl -n {NAMESPACE} get genericjobs,deepspeedjobs,colossalaijobs",
+        f"kubectl -n {NAMESPACE} get {','.join(c.PLURAL for c in models.JOB_KINDS.values())}",
         f"kubectl -n {NAMESPACE} get pods,services,configmaps,secrets,pvc",
         f"kubectl -n {NAMESPACE} get events --sort-by=.lastTimestamp",
         f"{rel(BIN / 't9k-sdk')} get -n {NAMESPACE} -o wide",
@@ -757,8 +736,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         manifests = render_and_validate(out)
         out.step(2, steps, "Start the local control plane (or reuse it)")
         cluster_up(out)
-        api = config.new_client_from_config(config_file=str(cluster_tool.KUBECONFIG))
-        kube = Cluster(api)
+        client = Client(kubeconfig=cluster_tool.KUBECONFIG, namespace=NAMESPACE)
+        kube = Cluster(client)
         out.step(3, steps, "Start the operator (or reuse it)")
         kube.ensure_namespace()  # the operator's Lease lives there
         start_operator(out, args.restart_operator)
@@ -780,8 +759,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         explore(out)
         out.line()
         out.line(f"  make demo took {time.monotonic() - t0:.1f}s")
-        api.close()
+        client.close()
     except DemoError as err:
+        out.line(out.paint(f"demo: {err}", "31"))
+        return 1
+    except (ClientError, ApiError) as err:
         out.line(out.paint(f"demo: {err}", "31"))
         return 1
     return 0

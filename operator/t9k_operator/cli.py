@@ -26,9 +26,9 @@ from t9k_operator.errors import ApiError
 from t9k_operator.health import HealthServer
 from t9k_operator.leader import LeaderElector, LeaseSettings, default_identity
 from t9k_operator.logs import fields
-from t9k_operator.resources import JOB_RESOURCES
 from t9k_sdk import __version__
 from t9k_sdk._extras import install_hint, missing_modules
+from t9k_sdk._kube.resources import JOB_RESOURCES
 from t9k_sdk.install import validate_namespace
 from t9k_sdk.reconcile import reconcile as core_reconcile
 
@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
     if missing:
         print(f"error: {_missing_extra_message(missing)}", file=sys.stderr)
         return EXIT_MISSING_EXTRA
-    from t9k_operator.cluster import Cluster  # the Kubernetes client: the `operator` extra
+    from t9k_operator.cluster import Cluster, ConfigError  # the `operator` extra
 
     logs.setup(options.log_level, options.log_format)
     identity = default_identity()
@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
             connections=len(JOB_RESOURCES) + 5 + options.workers + 4,
             identity=identity,
         )
-    except Exception as err:  # the client raises assorted errors for a bad kubeconfig
+    except ConfigError as err:  # says what was tried and what to do
         log.error("cannot load the API server configuration: %s", err)
         return EXIT_USAGE
     controller = Controller(

@@ -32,7 +32,9 @@ from typing import Any, Protocol
 from t9k_operator.errors import ApiError
 from t9k_operator.informer import Informer, WatchSource, resource_version
 from t9k_operator.logs import fields
-from t9k_operator.resources import (
+from t9k_operator.sshkeys import generate_ssh_key
+from t9k_operator.workqueue import Backoff, WorkQueue
+from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
     CONFIG_MAPS,
     JOB_RESOURCES,
@@ -43,8 +45,6 @@ from t9k_operator.resources import (
     Resource,
     resource_for,
 )
-from t9k_operator.sshkeys import generate_ssh_key
-from t9k_operator.workqueue import Backoff, WorkQueue
 from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, names, ownership
 
 __all__ = [
@@ -158,9 +158,8 @@ class Controller:
         self.cluster = cluster
         self.reconcile_fn = reconcile
         self.settings = settings
-        self._ssh_keygen = ssh_keygen
-        self._now = now
-        self._clock = clock
+        # What tests replace: key generation, the wall clock and the monotonic clock.
+        self._ssh_keygen, self._now, self._clock = ssh_keygen, now, clock
         self.queue: WorkQueue[JobKey] = WorkQueue(settings.backoff)
         self.jobs: dict[str, Informer] = {
             r.kind: Informer(cluster, r, namespace=settings.namespace, handler=self._on_job)

@@ -1,5 +1,8 @@
 """List-then-watch caches of one resource kind (client-go's reflector + store, in small).
 
+The loop itself is `t9k_sdk._kube.listwatch.ListWatch`, shared with the client's watcher; the
+informer is its policy (below) and its cache (`Store`).
+
 An `Informer` lists its resource, fills its `Store`, then watches from the list's
 resourceVersion with bookmarks, applying every event to the store and reporting it to a handler.
 When the watch ends (server timeout) it watches again from the last resourceVersion seen; when
@@ -15,12 +18,14 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any, Protocol
 
-from t9k_operator.errors import ApiError
-from t9k_operator.resources import Resource
 from t9k_operator.workqueue import Backoff
+from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.listwatch import ListResult, ListWatch, WatchStreamLike
+from t9k_sdk._kube.resources import Resource
 from t9k_sdk.reconcile import Manifest
 
 __all__ = ["Handler", "Informer", "ObjectKey", "Store", "WatchSource", "controller_uid"]
@@ -34,12 +39,6 @@ Handler = Callable[[str, Manifest | None, Manifest | None], None]
 """handler(event type, new object or None if deleted, old object or None if new)."""
 
 NOT_SERVED_RETRY_SECONDS = 60.0
-
-
-class WatchStreamLike(Protocol):
-    def __iter__(self) -> Iterator[Any]: ...
-
-    def close(self) -> None: ...
 
 
 class WatchSource(Protocol):
@@ -153,162 +152,119 @@ class Store:
         return changes
 
 
+@dataclass(eq=False)
 class Informer:
-    """List-then-watch one resource into a `Store` (see the module docstring)."""
+    """List-then-watch one resource into a `Store` (see the module docstring): the operator's
+    policy (cache, retry for ever with back-off, a resource not served counts as empty) over
+    the shared loop `t9k_sdk._kube.listwatch.ListWatch`."""
 
-    def __init__(
-        self,
-        source: WatchSource,
-        resource: Resource,
-        *,
-        namespace: str | None = None,
-        label_selector: str | None = None,
-        handler: Handler | None = None,
-        backoff: Backoff | None = None,
-        watch_timeout: tuple[int, int] = (300, 600),
-        min_watch_seconds: float = 1.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.source = source
-        self.resource = resource
-        self.namespace = namespace
-        self.label_selector = label_selector
-        self.handler = handler
-        self.backoff = backoff or Backoff(base=0.5, cap=30.0)
-        self.watch_timeout = watch_timeout
-        self.min_watch_seconds = min_watch_seconds
-        self._clock = clock
-        self.store = Store()
-        self.synced = threading.Event()
-        """Set once the first list is in the store (or the resource turned out not to be served)."""
-        self.served = True
-        """False while the API server answers 404 for this resource."""
-        self.lists = 0
-        """How many times the informer listed (1 + re-lists)."""
-        self.version: str | None = None
-        """Where the next watch starts; None: list first."""
-        self._stream: WatchStreamLike | None = None
-        self._stop = threading.Event()
+    source: WatchSource
+    resource: Resource
+    _: KW_ONLY
+    namespace: str | None = None
+    label_selector: str | None = None
+    handler: Handler | None = None
+    backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=30.0))
+    watch_timeout: tuple[int, int] = (300, 600)
+    """The server ends each watch after a random number of seconds in this range."""
+    min_watch_seconds: InitVar[float] = 1.0
+    clock: InitVar[Callable[[], float]] = time.monotonic
+    store: Store = field(default_factory=lambda: Store(), init=False)
+    synced: threading.Event = field(default_factory=threading.Event, init=False)
+    """Set once the first list is in the store (or the resource turned out not to be served)."""
+    served: bool = field(default=True, init=False)
+    """False while the API server answers 404 for this resource."""
+    _loop: ListWatch = field(init=False)
+
+    def __post_init__(self, min_watch_seconds: float, clock: Callable[[], float]) -> None:
+        self._loop = ListWatch(
+            self._list,
+            self._watch,
+            self,
+            backoff=self.backoff.delay,
+            min_watch_seconds=min_watch_seconds,
+            clock=clock,
+            what=f"watch {self.resource}",
+        )
 
     def __str__(self) -> str:
         where = self.namespace or "all namespaces"
         return f"{self.resource} ({where})"
 
+    @property
+    def lists(self) -> int:
+        """How many times the informer listed (1 + re-lists)."""
+        return self._loop.lists
+
+    @property
+    def version(self) -> str | None:
+        """Where the next watch starts; None: list first."""
+        return self._loop.version
+
     def run(self, stop: threading.Event | None = None) -> None:
         """List and watch until `stop` (or `self.stop()`) is set. Never raises."""
-        stop = stop or self._stop
-        self._stop = stop
-        self.version = None
-        failures = 0
-        while not stop.is_set():
-            try:
-                if self.version is None:
-                    self.version = self._list()
-                started = self._clock()
-                events, expired = self._watch(self.version, stop)
-                if expired:
-                    log.info("%s: resourceVersion expired, listing again", self)
-                    self.version = None
-                if not expired and events == 0 and self._clock() - started < self.min_watch_seconds:
-                    failures += 1  # a watch that ends at once, again and again, is no progress
-                    stop.wait(self.backoff.delay(failures))
-                else:
-                    failures = 0
-            except ApiError as err:
-                if err.gone:
-                    log.info("%s: resourceVersion expired (%s), listing again", self, err)
-                    self.version = None
-                    continue
-                if err.not_found and self.version is None:
-                    if self.served:
-                        log.warning(
-                            "%s is not served by the API server (is its CRD installed?);"
-                            " treating it as empty and retrying every %.0fs",
-                            self,
-                            NOT_SERVED_RETRY_SECONDS,
-                        )
-                    self.served = False
-                    self.synced.set()
-                    stop.wait(NOT_SERVED_RETRY_SECONDS)
-                    continue
-                failures += 1
-                delay = self.backoff.delay(failures)
-                log.warning("%s: %s; retrying in %.1fs", self, err, delay)
-                stop.wait(delay)
-            except Exception:
-                failures += 1
-                delay = self.backoff.delay(failures)
-                log.exception("%s: unexpected error; retrying in %.1fs", self, delay)
-                stop.wait(delay)
+        self._loop.version = None
+        self._loop.run(stop)
 
     def stop(self) -> None:
         """Stop `run()` soon: closes the open watch."""
-        self._stop.set()
-        stream = self._stream
-        if stream is not None:
-            stream.close()
+        self._loop.close()
 
-    def _list(self) -> str:
-        result = self.source.list(self.resource, self.namespace, self.label_selector)
-        self.lists += 1
-        changes = self.store.replace(result.items)
-        if not self.served:
-            log.info("%s is served again", self)
-        self.served = True
-        self.synced.set()
-        for change in changes:
-            self._notify(*change)
-        return str(result.resource_version)
+    # -- the source ------------------------------------------------------------------------------
 
-    def _watch(self, version: str, stop: threading.Event) -> tuple[int, bool]:
-        """Watch from `version`, keeping `self.version` at the last one seen (so a broken
-        watch resumes there); return (events seen, expired?)."""
+    def _list(self) -> ListResult:
+        result: ListResult = self.source.list(self.resource, self.namespace, self.label_selector)
+        return result
+
+    def _watch(self, version: str) -> WatchStreamLike:
         low, high = self.watch_timeout
-        stream = self.source.watch(
+        return self.source.watch(
             self.resource,
             self.namespace,
             version,
             label_selector=self.label_selector,
             timeout_seconds=random.randint(low, high),
         )
-        self._stream = stream
-        events = 0
-        try:
-            for event in stream:
-                if stop.is_set():
-                    break
-                events += 1
-                kind, obj = str(event.type), event.object
-                if kind == "ERROR":
-                    code = int(obj.get("code") or 0)
-                    if code == 410:
-                        return events, True
-                    raise ApiError(
-                        code,
-                        str(obj.get("reason") or ""),
-                        str(obj.get("message") or ""),
-                        what=f"watch {self.resource}",
+
+    # -- the policy (listwatch.Policy) -----------------------------------------------------------
+
+    def on_sync(self, items: list[Manifest]) -> None:
+        changes = self.store.replace(items)
+        if not self.served:
+            log.info("%s is served again", self)
+        self.served = True
+        self.synced.set()
+        for change in changes:
+            self._notify(*change)
+
+    def on_event(self, type: str, obj: Manifest) -> None:
+        if type in ("ADDED", "MODIFIED"):
+            obj = {"apiVersion": self.resource.api_version, "kind": self.resource.kind, **obj}
+            old = self.store.put(obj)
+            self._notify(type, obj, old)
+        elif type == "DELETED":
+            old = self.store.remove(obj)
+            self._notify(type, None, old or obj)
+
+    def on_failure(self, error: Exception, failures: int, listing: bool) -> float | None:
+        if isinstance(error, ApiError):
+            if error.not_found and listing:
+                if self.served:
+                    log.warning(
+                        "%s is not served by the API server (is its CRD installed?);"
+                        " treating it as empty and retrying every %.0fs",
+                        self,
+                        NOT_SERVED_RETRY_SECONDS,
                     )
-                new_version = resource_version(obj) or self.version
-                if kind == "BOOKMARK":
-                    self.version = new_version
-                    continue
-                if kind in ("ADDED", "MODIFIED"):
-                    obj = {
-                        "apiVersion": self.resource.api_version,
-                        "kind": self.resource.kind,
-                        **obj,
-                    }
-                    old = self.store.put(obj)
-                    self._notify(kind, obj, old)
-                elif kind == "DELETED":
-                    old = self.store.remove(obj)
-                    self._notify(kind, None, old or obj)
-                self.version = new_version
-        finally:
-            self._stream = None
-            stream.close()
-        return events, False
+                self.served = False
+                self.synced.set()
+                return NOT_SERVED_RETRY_SECONDS
+            delay = self.backoff.delay(failures)
+            log.warning("%s: %s; retrying in %.1fs", self, error, delay)
+            return delay
+        delay = self.backoff.delay(failures)
+        log.error("%s: unexpected error; retrying in %.1fs", self, delay, exc_info=error)
+        return delay
 
     def _notify(self, kind: str, new: Manifest | None, old: Manifest | None) -> None:
         if self.handler is None:

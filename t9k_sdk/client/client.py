@@ -21,27 +21,15 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
-from urllib.parse import quote
-
-from kubernetes import client as k8s
-from kubernetes import config as k8s_config
-from kubernetes.client.exceptions import ApiException
-from kubernetes.config.config_exception import ConfigException
 
 from t9k_sdk import codecs, models
-from t9k_sdk.client._api import (
-    APPLY_PATCH,
-    MERGE_PATCH,
-    Api,
-    Response,
-    abort,
-    lines,
-    request_error,
-    status_of,
-)
+from t9k_sdk._kube import config
+from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.resources import EVENTS, PODS, Resource
+from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient, Response
+from t9k_sdk.client._api import Api, client_error
 from t9k_sdk.client._watch import Watcher, WatchEvent
 from t9k_sdk.client.diagnosis import Finding, PodInfo, diagnose, pod_info
 from t9k_sdk.client.errors import (
@@ -90,7 +78,6 @@ __all__ = ["FIELD_MANAGER", "Applied", "Client", "Description", "JobLike", "JobR
 FIELD_MANAGER = "t9k-sdk"
 """The field manager of server-side apply, and of the patches of pause/resume/scale."""
 
-SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 JobLike = AnyJob | Buildable | Mapping[str, Any]
 """What `apply` accepts: a wire model, a builder, or a manifest dict."""
@@ -165,13 +152,19 @@ class Client:
         namespace: str | None = None,
         *,
         in_cluster: bool | None = None,
-        api_client: k8s.ApiClient | None = None,
+        api_client: ApiClient | None = None,
     ) -> None:
         default_namespace = "default"
         self._owns_client = api_client is None
         if api_client is None:
-            api_client, found = _load_config(kubeconfig, context, in_cluster)
-            default_namespace = found or default_namespace
+            try:
+                connection = config.connect(
+                    kubeconfig, context, in_cluster=in_cluster, pool_size=32, retries=True
+                )
+            except config.ConfigError as exc:
+                raise KubeconfigError(str(exc)) from None
+            api_client = connection.api_client
+            default_namespace = connection.namespace or default_namespace
         self.api_client = api_client
         self._api = Api(api_client)
         self.namespace: str = namespace or default_namespace
@@ -237,17 +230,14 @@ class Client:
 
     @staticmethod
     def _jobs_url(kind: JobKind, namespace: str | None) -> str:
-        base = f"/apis/{models.API_VERSION}"
-        if namespace is None:
-            return f"{base}/{kind.plural}"
-        return f"{base}/namespaces/{quote(namespace, safe='')}/{kind.plural}"
+        return kind.resource.path(namespace)
 
     def _job_url(self, kind: JobKind, name: str, namespace: str) -> str:
-        return f"{self._jobs_url(kind, namespace)}/{quote(name, safe='')}"
+        return kind.resource.path(namespace, name)
 
     @staticmethod
-    def _core_url(namespace: str, resource: str) -> str:
-        return f"/api/v1/namespaces/{quote(namespace, safe='')}/{resource}"
+    def _core_url(namespace: str, resource: Resource) -> str:
+        return resource.path(namespace)
 
     def _not_served(self, kind: JobKind) -> KindNotServedError:
         return KindNotServedError(
@@ -258,11 +248,9 @@ class Client:
             reason="NotFound",
         )
 
-    def _error(
-        self, exc: ApiException, kind: JobKind, name: str | None, namespace: str
-    ) -> ClientError:
+    def _error(self, exc: ApiError, kind: JobKind, name: str | None, namespace: str) -> ClientError:
         if exc.status == 404:
-            details = status_of(exc).get("details") or {}
+            details = exc.details
             if details.get("kind") == kind.plural and name is not None:
                 return JobNotFoundError(kind.kind, name, namespace)
             if details.get("kind") == "namespaces":
@@ -273,7 +261,7 @@ class Client:
                 )
             if not details:
                 return self._not_served(kind)
-        return request_error(exc, self.server)
+        return client_error(exc, self.server)
 
     def _request(
         self,
@@ -285,10 +273,9 @@ class Client:
         **kwargs: Any,
     ) -> dict[str, Any]:
         try:
-            response = self._api.call(method, url, **kwargs)
-        except ApiException as exc:
+            return self._api.call(method, url, **kwargs).json()
+        except ApiError as exc:
             raise self._error(exc, kind, name, namespace) from None
-        return _read_json(response)
 
     # -- get / list ----------------------------------------------------------------------------
 
@@ -743,7 +730,7 @@ class Client:
     def _pods(self, k: JobKind, name: str, ns: str) -> builtins.list[dict[str, Any]]:
         data = self._api.json(
             "GET",
-            self._core_url(ns, "pods"),
+            self._core_url(ns, PODS),
             query={"labelSelector": names.child_selector(k.kind, name)},
         )
         return sorted(
@@ -766,7 +753,7 @@ class Client:
         job: Mapping[str, Any],
         pods: Sequence[Mapping[str, Any]],
     ) -> builtins.list[JobEvent]:
-        url = self._core_url(ns, "events")
+        url = self._core_url(ns, EVENTS)
         meta = job.get("metadata") or {}
         # Only this incarnation of the job: a job deleted and created again keeps its name.
         selector = f"involvedObject.kind={k.kind},involvedObject.name={name}"
@@ -906,15 +893,6 @@ class Client:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _read_json(response: Response) -> dict[str, Any]:
-    try:
-        data = response.data
-    finally:
-        response.release_conn()
-    parsed = json.loads(data) if data else {}
-    return parsed if isinstance(parsed, dict) else {}
-
-
 def _version(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion") or "")
 
@@ -971,71 +949,24 @@ def _apply_manifest(job: JobLike) -> dict[str, Any]:
     return manifest
 
 
-def _load_config(
-    kubeconfig: str | os.PathLike[str] | None, context: str | None, in_cluster: bool | None
-) -> tuple[k8s.ApiClient, str | None]:
-    """(ApiClient, the namespace of the context or the pod) from a kubeconfig or in-cluster."""
-    configuration = k8s.Configuration()
-    configuration.connection_pool_maxsize = 32  # watches and log streams each hold a connection
-    explicit = kubeconfig is not None or bool(os.environ.get("KUBECONFIG"))
-    default_file = Path("~/.kube/config").expanduser()
-    use_cluster = in_cluster
-    if use_cluster is None:
-        use_cluster = (
-            not explicit
-            and not default_file.exists()
-            and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-        )
-    if use_cluster:
-        try:
-            k8s_config.load_incluster_config(client_configuration=configuration)
-        except ConfigException as exc:
-            raise KubeconfigError(
-                f"cannot use the in-cluster configuration (is this a pod with a service"
-                f" account?): {exc}"
-            ) from None
-        namespace = None
-        with contextlib.suppress(OSError):
-            namespace = (SERVICE_ACCOUNT_DIR / "namespace").read_text().strip() or None
-        return k8s.ApiClient(configuration), namespace
-    config_file = os.fspath(kubeconfig) if kubeconfig is not None else None
-    where = config_file or os.environ.get("KUBECONFIG") or str(default_file)
-    if config_file is not None and not Path(config_file).is_file():
-        raise KubeconfigError(f"kubeconfig {config_file}: no such file")
-    try:
-        k8s_config.load_kube_config(
-            config_file=config_file,
-            context=context,
-            client_configuration=configuration,
-            persist_config=False,
-        )
-        contexts, active = k8s_config.list_kube_config_contexts(config_file)
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
-        hint = (
-            ""
-            if explicit or default_file.exists()
-            else "; pass --kubeconfig FILE (kubeconfig= in Python), set KUBECONFIG, or run in a pod"
-        )
-        raise KubeconfigError(f"cannot load the kubeconfig {where}: {exc}{hint}") from None
-    chosen = next((c for c in contexts if c.get("name") == context), None) if context else active
-    namespace = ((chosen or {}).get("context") or {}).get("namespace")
-    return k8s.ApiClient(configuration), namespace
-
-
 # -- log streaming from the API server -----------------------------------------------------------
 
 
 class _HttpLogStream:
     """One container's log, streamed by the API server from the node's kubelet."""
 
-    def __init__(self, response: Response) -> None:
+    def __init__(self, response: Response, server: str) -> None:
         self._response = response
+        self._server = server
         self._closed = threading.Event()
 
     def __iter__(self) -> Iterator[str]:
         try:
-            for line in lines(self._response):
+            for line in self._response.lines():
                 yield line.decode("utf-8", "replace").rstrip("\r")
+        except ApiError as exc:  # the stream broke off (a closed one ends quietly)
+            if not self._closed.is_set():
+                raise client_error(exc, self._server) from None
         except Exception:
             if not self._closed.is_set():
                 raise
@@ -1045,7 +976,7 @@ class _HttpLogStream:
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
-            abort(self._response)
+            self._response.close()
 
 
 _NOT_STARTED = ("waiting to start", "ContainerCreating", "PodInitializing", "is not available")
@@ -1061,7 +992,7 @@ class _ApiLogSource:
     def open(
         self, pod: str, container: str, *, follow: bool, tail: int | None, timestamps: bool
     ) -> LogStream:
-        url = f"/api/v1/namespaces/{quote(self.namespace, safe='')}/pods/{quote(pod, safe='')}/log"
+        url = PODS.path(self.namespace, pod, "log")
         query = {
             "container": container,
             "follow": follow,
@@ -1069,9 +1000,11 @@ class _ApiLogSource:
             "timestamps": timestamps or None,
         }
         try:
-            response = self.api.call("GET", url, query=query, read_timeout=None)
-        except ApiException as exc:
-            message = str(status_of(exc).get("message") or exc.reason or exc.status)
+            response = self.api.call("GET", url, query=query, stream=True)
+        except ApiError as exc:
+            if exc.unreachable:
+                raise client_error(exc, self.api.server) from None
+            message = exc.message or exc.reason or str(exc.status)
             if exc.status == 404:
                 raise LogUnavailableError("the pod no longer exists") from None
             if exc.status == 400 and any(s in message for s in _NOT_STARTED):
@@ -1081,7 +1014,7 @@ class _ApiLogSource:
                     "the API server could not reach the kubelet of the pod's node" f" ({message})"
                 )
             raise LogUnavailableError(message) from None
-        return _HttpLogStream(response)
+        return _HttpLogStream(response, self.api.server)
 
 
 class _JobPodFeed:
@@ -1097,7 +1030,7 @@ class _JobPodFeed:
         api = client._api
         self._pods = Watcher(
             api,
-            client._core_url(namespace, "pods"),
+            client._core_url(namespace, PODS),
             self._sink,
             source="pods",
             label_selector=names.child_selector(kind.kind, name),

@@ -1,4 +1,9 @@
-"""The three job kinds and the names users type for them: `gj`, `genericjob`, `GenericJobs`, ..."""
+"""The three job kinds and the names users type for them: `gj`, `genericjob`, `GenericJobs`, ...
+
+The REST description of each kind (group, version, plural) is the shared
+`t9k_sdk._kube.resources.JOB_RESOURCES`, built from `t9k_sdk.models.JOB_KINDS`; a `JobKind` adds
+what users type and the wire model class.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import difflib
 from dataclasses import dataclass
 
 from t9k_sdk import models
+from t9k_sdk._kube.resources import Resource, job_resource
 from t9k_sdk.client.errors import UnknownKindError
 from t9k_sdk.codecs import AnyJob
 
@@ -14,16 +20,24 @@ __all__ = ["KINDS", "JobKind", "KindLike", "resolve_kind"]
 
 @dataclass(frozen=True)
 class JobKind:
-    """One job kind and its REST names."""
+    """One job kind: its REST resource and the names users type for it."""
 
-    kind: str
-    """`GenericJob`, `DeepSpeedJob` or `ColossalAIJob`."""
-    plural: str
-    """The resource name in URLs: `genericjobs`, ..."""
+    resource: Resource
+    """Group, version, plural and kind: the REST paths of the kind."""
     short_name: str
     """`gj`, `dj` or `caij`, as `kubectl` accepts them."""
     model: type[AnyJob]
     """The wire model class (`t9k_sdk.models.GenericJob`, ...)."""
+
+    @property
+    def kind(self) -> str:
+        """`GenericJob`, `DeepSpeedJob` or `ColossalAIJob`."""
+        return self.resource.kind
+
+    @property
+    def plural(self) -> str:
+        """The resource name in URLs: `genericjobs`, ..."""
+        return self.resource.plural
 
     @property
     def label(self) -> str:
@@ -35,7 +49,7 @@ class JobKind:
 
 
 KINDS: tuple[JobKind, ...] = tuple(
-    JobKind(cls.KIND, cls.PLURAL, cls.SHORT_NAME, cls) for cls in models.JOB_KINDS.values()
+    JobKind(job_resource(cls.KIND), cls.SHORT_NAME, cls) for cls in models.JOB_KINDS.values()
 )
 """GenericJob, DeepSpeedJob, ColossalAIJob, in that order."""
 

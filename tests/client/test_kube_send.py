@@ -1,7 +1,7 @@
 """Raw requests through the installed official Kubernetes client, whatever its release.
 
 kubernetes 37 changed `ApiClient.call_api` (and is what `pip install ".[client]"`
-resolves today); every cluster verb and the operator go through `t9k_sdk._kube.send`. These
+resolves today); every cluster verb and the operator go through `t9k_sdk._kube.transport`. These
 tests use the real `ApiClient` of the installed release against a small local HTTP server that
 answers like the API server, so they need no cluster: `make deps-newest` and `make deps-lowest`
 run them on the newest and the oldest supported client.
@@ -21,8 +21,8 @@ from kubernetes import client as k8s
 
 from t9k_operator.cluster import Cluster
 from t9k_operator.errors import ApiError
-from t9k_operator.resources import LEASES
-from t9k_sdk.client._api import Api, lines
+from t9k_sdk._kube.resources import LEASES
+from t9k_sdk.client._api import Api
 from t9k_sdk.client.errors import ApiRequestError
 
 TOKEN = "s3cret-token"
@@ -147,11 +147,11 @@ def test_an_error_answer_becomes_a_client_error_with_the_servers_message(
 
 def test_a_stream_is_read_line_by_line_as_it_arrives(server: tuple[k8s.ApiClient, Seen]) -> None:
     api_client, _ = server
-    response = Api(api_client).call("GET", "/api/v1/pods", query={"watch": True}, read_timeout=None)
+    response = Api(api_client).call("GET", "/api/v1/pods", query={"watch": True}, stream=True)
     try:
-        assert list(lines(response)) == [b'{"type":"ADDED"}', b'{"type":"DELETED"}']
+        assert list(response.lines()) == [b'{"type":"ADDED"}', b'{"type":"DELETED"}']
     finally:
-        response.release_conn()
+        response.close()
 
 
 def test_the_operator_reads_objects_and_names_an_error_status(

@@ -12,7 +12,7 @@ import yaml
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from t9k_sdk._kube import send
+from t9k_sdk._kube.transport import send
 from tools import cluster as cluster_tool
 
 T = TypeVar("T")
@@ -140,7 +140,7 @@ def service_account_kubeconfig(
 
 
 def request(api_client: client.ApiClient, method: str, path: str, **kwargs: Any) -> bytes:
-    """`t9k_sdk._kube.send` with the answer read and the connection given back: a connection
+    """`t9k_sdk._kube.transport.send` with the answer read and the connection given back: a connection
     returned to the pool with its body unread fails the next request on it (ResponseNotReady)."""
     response = send(api_client, method, path, **kwargs)
     try:

@@ -444,7 +444,7 @@ def test_in_cluster_configuration_with_a_service_account(
     import yaml
     from kubernetes.config import incluster_config
 
-    from t9k_sdk.client import client as client_module
+    from t9k_sdk._kube import config as config_module
 
     core_v1.create_namespaced_service_account(
         namespace, k8s.V1ServiceAccount(metadata=k8s.V1ObjectMeta(name="runner"))
@@ -486,7 +486,7 @@ def test_in_cluster_configuration_with_a_service_account(
     host, port = cluster["server"].removeprefix("https://").rsplit(":", 1)
     monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(secrets / "token"))
     monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(secrets / "ca.crt"))
-    monkeypatch.setattr(client_module, "SERVICE_ACCOUNT_DIR", secrets)
+    monkeypatch.setattr(config_module, "SERVICE_ACCOUNT_DIR", secrets)
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", host)
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", port)
     monkeypatch.delenv("KUBECONFIG", raising=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 from kubernetes import client
 
 from t9k_operator.cluster import Cluster
-from t9k_operator.resources import PODS
+from t9k_sdk._kube.resources import PODS
 from tests.cluster.kube_helpers import pod
 
 

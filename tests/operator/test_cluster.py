@@ -19,7 +19,7 @@ from t9k_operator.cluster import Cluster
 from t9k_operator.controller import Controller
 from t9k_operator.errors import ApiError
 from t9k_operator.leader import LeaderElector, LeaseSettings
-from t9k_operator.resources import CHILD_RESOURCES, JOB_RESOURCES, PODS
+from t9k_sdk._kube.resources import CHILD_RESOURCES, JOB_RESOURCES, PODS
 from t9k_sdk.install import cluster_role_rules, install_manifests, lease_role_rules
 from t9k_sdk.reconcile import Deletion, Event, Plan, Update
 from tests.operator.fakes import job
@@ -282,7 +282,7 @@ def operator_requests(api: FakeApiClient) -> set[tuple[str, str, str, str]]:
     controller = Controller(cluster, lambda *a, **k: Plan())
     for informer in controller.informers:
         informer._list()
-        informer._watch("1", informer._stop)
+        informer._watch("1").close()
     the_job = job()
     children = [
         {
@@ -343,7 +343,7 @@ def test_the_cluster_role_has_no_wildcards() -> None:
 def test_connect_uses_the_in_cluster_config_in_a_pod_unless_given_a_kubeconfig(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from t9k_operator import cluster as cluster_module
+    from t9k_sdk._kube import config as config_module
 
     loaded: list[str] = []
 
@@ -351,12 +351,14 @@ def test_connect_uses_the_in_cluster_config_in_a_pod_unless_given_a_kubeconfig(
         loaded.append("in-cluster")
         client_configuration.host = "https://10.0.0.1:443"
 
-    def from_file(config_file: str | None, context: str | None, client_configuration: Any) -> None:
+    def from_file(
+        config_file: str | None, context: str | None, client_configuration: Any, **_: Any
+    ) -> None:
         loaded.append(f"kubeconfig {config_file} {context}")
         client_configuration.host = "https://127.0.0.1:6443"
 
-    monkeypatch.setattr(cluster_module.k8s_config, "load_incluster_config", in_cluster)
-    monkeypatch.setattr(cluster_module.k8s_config, "load_kube_config", from_file)
+    monkeypatch.setattr(config_module.k8s_config, "load_incluster_config", in_cluster)
+    monkeypatch.setattr(config_module.k8s_config, "load_kube_config", from_file)
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
     in_pod = Cluster.connect()
     assert in_pod.server == "https://10.0.0.1:443"

@@ -10,8 +10,8 @@ from typing import Any
 from t9k_operator.cluster import ListResult, WatchEvent
 from t9k_operator.errors import ApiError
 from t9k_operator.informer import Informer, Store
-from t9k_operator.resources import PODS, Resource
 from t9k_operator.workqueue import Backoff
+from t9k_sdk._kube.resources import PODS, Resource
 
 
 def pod(name: str, rv: str, owner_uid: str | None = None) -> dict[str, Any]:

@@ -1,13 +1,15 @@
-"""The API resources the operator reads and writes, described as plain data.
+"""The API resources the SDK and the operator read and write, described as plain data.
 
-`cluster.py` turns a `Resource` into URL paths; the controller and the tests use these
-descriptors without importing a Kubernetes client.
+A `Resource` turns into REST paths; the job resources come from `t9k_sdk.models.JOB_KINDS` (the
+one definition of group, version, plurals and kinds). Importing this module needs no Kubernetes
+client: the controller, the tests and the tools use these descriptors as data.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import quote
 
 from t9k_sdk import models
 from t9k_sdk.reconcile import names
@@ -18,11 +20,15 @@ __all__ = [
     "EVENTS",
     "JOB_RESOURCES",
     "LEASES",
+    "NAMESPACES",
+    "PERSISTENT_VOLUMES",
+    "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
     "POD_GROUPS",
     "SECRETS",
     "SERVICES",
     "Resource",
+    "job_resource",
     "resource_for",
 ]
 
@@ -45,13 +51,17 @@ class Resource:
     def path(
         self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
     ) -> str:
-        """The REST path: the collection (all namespaces or one), an object, or a subresource."""
+        """The REST path: the collection (all namespaces or one), an object, or a subresource.
+
+        Names are quoted, so a name with a `/` cannot reach another path."""
         root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         path = (
-            f"{root}/namespaces/{namespace}/{self.plural}" if namespace else f"{root}/{self.plural}"
+            f"{root}/namespaces/{_q(namespace)}/{self.plural}"
+            if namespace
+            else f"{root}/{self.plural}"
         )
         if name is not None:
-            path = f"{path}/{name}"
+            path = f"{path}/{_q(name)}"
             if subresource is not None:
                 path = f"{path}/{subresource}"
         return path
@@ -64,7 +74,7 @@ JOB_RESOURCES: Final = tuple(
     Resource(models.GROUP, models.VERSION, cls.PLURAL, cls.KIND)
     for cls in models.JOB_KINDS.values()
 )
-"""The three job kinds the operator reconciles."""
+"""The three job kinds (`GenericJob`, `DeepSpeedJob`, `ColossalAIJob`), in that order."""
 
 PODS: Final = Resource("", "v1", "pods", "Pod")
 SERVICES: Final = Resource("", "v1", "services", "Service")
@@ -77,11 +87,29 @@ CHILD_RESOURCES: Final = (PODS, SERVICES, CONFIG_MAPS, SECRETS, POD_GROUPS)
 """Everything a job may own; watched with `names.MANAGED_SELECTOR`."""
 
 EVENTS: Final = Resource("", "v1", "events", "Event")
+NAMESPACES: Final = Resource("", "v1", "namespaces", "Namespace")
+PERSISTENT_VOLUMES: Final = Resource("", "v1", "persistentvolumes", "PersistentVolume")
+"""Cluster-scoped: `path()` without a namespace."""
+PERSISTENT_VOLUME_CLAIMS: Final = Resource(
+    "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"
+)
 LEASES: Final = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 
 _BY_KIND: Final = {
     (r.api_version, r.kind): r for r in (*JOB_RESOURCES, *CHILD_RESOURCES, EVENTS, LEASES)
 }
+
+
+def _q(part: str) -> str:
+    return quote(part, safe="")
+
+
+def job_resource(kind: str) -> Resource:
+    """The resource of a job kind (`GenericJob`, ...); ValueError for another kind."""
+    for resource in JOB_RESOURCES:
+        if resource.kind == kind:
+            return resource
+    raise ValueError(f"{kind} is not a T9k job kind")
 
 
 def resource_for(api_version: str, kind: str) -> Resource:
@@ -91,5 +119,5 @@ def resource_for(api_version: str, kind: str) -> Resource:
     except KeyError:
         known = ", ".join(sorted(f"{k} ({v})" for v, k in _BY_KIND))
         raise ValueError(
-            f"the operator does not manage {kind} ({api_version}); it knows {known}"
+            f"{kind} ({api_version}) is not a resource the operator manages; it knows {known}"
         ) from None
