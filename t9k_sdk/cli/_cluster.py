@@ -528,7 +528,12 @@ def _wait_target(text: str) -> WaitTarget:
     try:
         return WaitTarget.parse(text)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        message = str(exc)
+        if repr(text) not in message:
+            message = f"{text!r}: {message}"
+        if "phase=PHASE" not in message:
+            message += " (--for takes phase=PHASE or condition=TYPE[=True|False])"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _cmd_wait(args: argparse.Namespace) -> int:

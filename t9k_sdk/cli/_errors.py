@@ -54,13 +54,16 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (
         EXIT_FAILED,
         "invalid input or nothing found",
-        "invalid jobs or manifests, or no jobs found; the job failed or is stuck (wait); the"
-        " job was not found; the cluster refused a request or could not be reached",
+        "invalid input: a job or manifest is invalid, a Python file cannot be imported, a YAML"
+        " file cannot be parsed, or no jobs or documents were found; the job was not found, the"
+        " cluster refused a request or could not be reached; wait: the job failed or is stuck",
     ),
     (
         EXIT_USAGE,
         "usage error",
-        "usage error (unknown option, missing argument, input not accepted)",
+        "usage error: an unknown option, a missing argument, a path that does not exist, or an"
+        " input the command does not take (e.g. a Python file for validate, or for apply without"
+        " --python)",
     ),
     (
         EXIT_TIMEOUT,

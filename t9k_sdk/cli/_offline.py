@@ -370,6 +370,9 @@ def _cmd_convert(args: argparse.Namespace) -> int:
             error(f"{item.label}: {exc}")
             return EXIT_FAILED
         outputs.append((item, codecs.dump_all_yaml(jobs)))
+    if not outputs:
+        error(f"no manifests found in {', '.join(args.files)}")
+        return EXIT_FAILED
     for item, text in outputs:
         if args.in_place and item.path is not None:
             item.path.write_text(text, encoding="utf-8")
@@ -423,8 +426,19 @@ Show what the operator would create for each job, without a cluster: pods (with 
 as the operator rewrites them), services, the SSH secret, the hostfile config map and the
 PodGroup. It runs the operator's own functions on the job as if it had just been created.
 
-PATH is a YAML manifest (.yaml, .yml, or - for standard input), or a Python file, directory or
-module defining jobs (as for `render`).
+PATH is a YAML (or JSON) manifest file, - for standard input, a Python file or module
+defining jobs (as for `render`), or a directory: its *.yaml, *.yml and *.json files and the
+*.py files below it.
+"""
+
+_CONVERT_HELP = """\
+Read YAML manifests of T9k jobs, converting legacy forms (the pre-2025 ColossalAIJob
+launcher/worker schema, `enable` for `enabled`), and write them in the current schema, in the
+SDK's canonical, diff-stable YAML.
+
+FILE is a YAML (or JSON) file, a directory (its *.yaml, *.yml and *.json files) or - (standard
+input). A Python file is a usage error: `t9k-sdk render` writes Python jobs in the current
+schema.
 """
 
 _INSTALL_HELP = """\
@@ -446,7 +460,8 @@ Every module-level job is rendered, in definition order: builders (t9k_sdk.Gener
 TorchrunJob, DeepSpeedJob, ColossalAIJob), wire models (t9k_sdk.models.*), and lists or tuples
 of them.
 PATH is a .py file, a directory (every *.py below it, sorted; directories starting with `.` or
-`_` are skipped) or a module name importable from the current directory (pkg.jobs).
+`_` are skipped) or a module name importable from the current directory (pkg.jobs). YAML
+manifests are not read (a usage error): `t9k-sdk convert` rewrites them.
 
 Without --out-dir the jobs go to stdout as one multi-document YAML stream (-o json: one JSON
 object, or a List of several). With --out-dir DIR each job is written to DIR/<kind>-<name>.yaml
@@ -467,7 +482,9 @@ templates (as `kubectl apply --validate=strict` would). Prints one line per prob
   FILE: document N (Kind 'name'): field.path: what is wrong
 
 Documents are numbered from 0 within each file. FILE may be `-` (standard input) or a
-directory (its *.yaml and *.yml files). Exit status 1 if anything is invalid.
+directory (its *.yaml, *.yml and *.json files). A Python file is a usage error: its jobs are
+checked when they are built (`t9k-sdk render jobs.py | t9k-sdk validate -`). Exit status 1 if
+anything is invalid.
 """
 
 _CRDS_HELP = """\
@@ -550,14 +567,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     convert = sub.add_parser(
         "convert",
         help="rewrite manifests in the current schema (legacy ColossalAIJob, `enable`)",
-        description="Read YAML manifests of T9k jobs, converting legacy forms (the pre-2025"
-        " ColossalAIJob launcher/worker schema, `enable` for `enabled`), and write them in the"
-        " current schema, in the SDK's canonical, diff-stable YAML.",
+        description=_CONVERT_HELP,
         epilog="examples:\n  t9k-sdk convert old.yaml > new.yaml\n  t9k-sdk convert -i"
         " manifests/*.yaml\n\n" + _EPILOG,
         formatter_class=fmt,
     )
-    convert.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, or -")
+    convert.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, a directory or -")
     convert.add_argument(
         "-i", "--in-place", action="store_true", help="rewrite the files instead of printing"
     )
@@ -571,7 +586,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         " -o yaml\n\n" + _EPILOG,
         formatter_class=fmt,
     )
-    plan.add_argument("paths", nargs="+", metavar="PATH", help="a YAML file, -, or Python jobs")
+    plan.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a YAML file, -, a directory, or Python jobs"
+    )
     plan.add_argument(
         "-o",
         "--output",

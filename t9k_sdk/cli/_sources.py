@@ -53,6 +53,7 @@ from t9k_sdk.errors import (
 
 __all__ = [
     "APPLY",
+    "COMMANDS",
     "CONVERT",
     "DELETE",
     "DIFF",
@@ -130,6 +131,17 @@ APPLY = Accepts("apply", python="flag")
 DIFF = Accepts("diff", python="flag")
 DELETE = Accepts("delete", python="flag")
 
+
+COMMANDS: tuple[tuple[str, Accepts], ...] = (
+    ("render", RENDER),
+    ("validate", VALIDATE),
+    ("convert", CONVERT),
+    ("plan", PLAN),
+    ("apply -f", APPLY),
+    ("diff -f", DIFF),
+    ("delete -f", DELETE),
+)
+"""Every command that reads jobs, and what it accepts (for the reference page)."""
 
 _PYTHON_FLAG_HINT = (
     "Python job files are executed as code, so {verb} runs them only when asked: add --python,"
