@@ -41,19 +41,11 @@ POD: dict[str, Any] = {
 
 def test_reads_metadata_and_status() -> None:
     m = o.meta(POD)
-    assert (m.name, m.namespace, m.uid, m.resource_version) == (
-        "train-worker-0",
-        "team-a",
-        "u-1",
-        "42",
-    )
+    assert (m.name, m.namespace, m.uid, m.resource_version) == ("train-worker-0", "team-a", "u-1", "42")
     assert m.generation == 3
     assert m.labels == {"app": "train"} and m.annotations == {"note": "x"}
     assert m.finalizers == ["f"] and m.deletion_timestamp
-    assert m.controller is not None and (m.controller.kind, m.controller.uid) == (
-        "GenericJob",
-        "u-job",
-    )
+    assert m.controller is not None and (m.controller.kind, m.controller.uid) == ("GenericJob", "u-job")
     assert [r.name for r in m.owner_references] == ["o", "train"]
     assert o.key(POD) == ("team-a", "train-worker-0")
     assert o.phase(POD) == "Running"
