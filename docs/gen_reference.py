@@ -14,8 +14,9 @@ Writes:
   parameters, signatures and docstrings.
 * The block between the `rules` markers in `docs/concepts/validation.md`: every CEL rule of the
   CRDs with its field path and message.
-* The block between the `help texts` markers in `docs/reference/cli.md`: the `--help` of
-  `t9k-sdk` and of each subcommand, verbatim.
+* The blocks between the `help texts`, `exit status` and `inputs` markers in
+  `docs/reference/cli.md`: the `--help` of `t9k-sdk` and of each subcommand, verbatim; the
+  exit codes (`t9k_sdk.cli._errors`); what each command reads (`t9k_sdk.cli._sources`).
 
 Everything is read from the models (field aliases, docstrings, `json_schema_extra`, annotated
 constraints), so the output is deterministic and changes only when the code does.
@@ -61,6 +62,10 @@ RULES_BEGIN = "<!-- BEGIN GENERATED: rules (docs/gen_reference.py) -->"
 RULES_END = "<!-- END GENERATED: rules -->"
 HELP_BEGIN = "<!-- BEGIN GENERATED: help texts (docs/gen_reference.py) -->"
 HELP_END = "<!-- END GENERATED: help texts -->"
+EXIT_BEGIN = "<!-- BEGIN GENERATED: exit status (docs/gen_reference.py) -->"
+EXIT_END = "<!-- END GENERATED: exit status -->"
+INPUTS_BEGIN = "<!-- BEGIN GENERATED: inputs (docs/gen_reference.py) -->"
+INPUTS_END = "<!-- END GENERATED: inputs -->"
 HELP_WIDTH = 100
 """Terminal width for the help texts (argparse wraps to $COLUMNS), so the page is stable."""
 
@@ -664,6 +669,48 @@ def cli_commands() -> list[str]:
     return re.findall(r"^ {4}([a-z][a-z-]*)\s", block, flags=re.M)
 
 
+def _cell(text: str) -> str:
+    return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def render_exit_status() -> str:
+    """The exit codes of `t9k-sdk` and of `diff`, as tables (from `t9k_sdk.cli._errors`)."""
+    from t9k_sdk.cli._errors import DIFF_EXIT_CODES, EXIT_CODES
+
+    lines = [EXIT_BEGIN, "", "| Status | Meaning |", "| --- | --- |"]
+    lines += [f"| {code} | {_cell(meaning)} |" for code, _, meaning in EXIT_CODES]
+    lines += [
+        "",
+        "`diff` exits as `kubectl diff` does:",
+        "",
+        "| Status | Meaning |",
+        "| --- | --- |",
+    ]
+    lines += [f"| {code} | {_cell(meaning)} |" for code, _, meaning in DIFF_EXIT_CODES]
+    lines += ["", EXIT_END]
+    return "\n".join(lines)
+
+
+def render_inputs() -> str:
+    """What each command that reads jobs accepts (from `t9k_sdk.cli._sources`)."""
+    from t9k_sdk.cli._sources import COMMANDS
+
+    refused = "no (a named one is a usage error; a directory's are left out)"
+    python = {"yes": "yes", "no": refused, "flag": "only with `--python`"}
+    lines = [
+        INPUTS_BEGIN,
+        "",
+        "| Command | YAML/JSON files, `-`, a directory's YAML files | Python files, modules,"
+        " a directory's `*.py` |",
+        "| --- | --- | --- |",
+    ]
+    for name, accepts in COMMANDS:
+        manifests = "yes" if accepts.manifests else refused
+        lines.append(f"| `{name}` | {manifests} | {python[accepts.python]} |")
+    lines += ["", INPUTS_END]
+    return "\n".join(lines)
+
+
 def render_help() -> str:
     """The verbatim `--help` of `t9k-sdk` and of every subcommand."""
     lines = [HELP_BEGIN, ""]
@@ -999,7 +1046,9 @@ def render_all() -> dict[Path, str]:
     if VALIDATION_MD.exists():
         out[VALIDATION_MD] = splice_rules(VALIDATION_MD.read_text(), render_rules(entries))
     if CLI_MD.exists():
-        out[CLI_MD] = splice(CLI_MD.read_text(), render_help(), HELP_BEGIN, HELP_END)
+        page = splice(CLI_MD.read_text(), render_help(), HELP_BEGIN, HELP_END)
+        page = splice(page, render_exit_status(), EXIT_BEGIN, EXIT_END)
+        out[CLI_MD] = splice(page, render_inputs(), INPUTS_BEGIN, INPUTS_END)
     return out
 
 

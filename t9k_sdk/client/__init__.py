@@ -44,7 +44,7 @@ from t9k_sdk.client.errors import (
 )
 from t9k_sdk.client.kinds import KINDS, JobKind, resolve_kind
 from t9k_sdk.client.logs import LogLine
-from t9k_sdk.client.status import JobEvent, WaitTarget
+from t9k_sdk.client.status import JobEvent, Progress, WaitTarget
 
 if TYPE_CHECKING:
     from t9k_sdk.client.client import (
@@ -106,6 +106,7 @@ __all__ = [
     "KubeconfigError",
     "LogLine",
     "PodInfo",
+    "Progress",
     "ScaleError",
     "TargetUnreachableError",
     "UnknownKindError",

@@ -60,6 +60,7 @@ from t9k_sdk.client.logs import (
 from t9k_sdk.client.status import (
     TERMINAL_PHASES,
     JobEvent,
+    Progress,
     StuckClock,
     WaitTarget,
     evaluate,
@@ -546,16 +547,19 @@ class Client:
         name: str | None = None,
         namespace: str | None = None,
         *,
+        target: WaitTarget | None = None,
         for_phase: str | None = None,
         for_condition: str | None = None,
         timeout: float | None = None,
         stuck_grace: float = 60.0,
-        on_progress: Callable[[AnyJob], None] | None = None,
+        on_progress: Callable[[Progress], None] | None = None,
     ) -> AnyJob:
         """Wait, through a watch, until the job reaches a phase or a condition; return it.
 
-        `for_phase`: `Succeeded` (the default), `Running`, `Paused`, ...; `for_condition`:
-        `Completed`, `Completed=True`, `Paused=False`, ... `timeout` in seconds (None: no limit).
+        `target`: a `WaitTarget` (`WaitTarget.parse("condition=Paused=False")`,
+        `WaitTarget.phase("Running")`); default phase `Succeeded`. Or, for short, `for_phase`:
+        `Succeeded`, `Running`, `Paused`, ...; `for_condition`: `Completed`, `Completed=True`,
+        `Paused=False`, ... (one of the three). `timeout` in seconds (None: no limit).
 
         Fails fast instead of waiting in vain, raising:
 
@@ -567,16 +571,18 @@ class Client:
         * `TargetUnreachableError` when it finished in another state (Succeeded while waiting for
           Failed); `JobDeletedError`; `WaitTimeoutError`; `JobNotFoundError` at the start.
 
-        `on_progress(job)` is called with the first state and each change of phase, of the
+        `on_progress(progress)` is called with a `Progress` (the job, its phase, a one-line
+        summary, whether it is stuck) for the first state and each change of phase, of the
         Running condition, or of the replica counts.
         """
-        if for_phase is not None and for_condition is not None:
-            raise ValueError("give for_phase or for_condition, not both")
+        if sum(x is not None for x in (target, for_phase, for_condition)) > 1:
+            raise ValueError("give one of target, for_phase and for_condition")
         if for_condition is not None:
-            value, sep, status = for_condition.partition("=")
-            target = WaitTarget.condition(value, status if sep else True)
-        else:
-            target = WaitTarget.phase(for_phase or models.JobPhase.SUCCEEDED.value)
+            target = WaitTarget.parse(f"condition={for_condition}")
+        elif for_phase is not None:
+            target = WaitTarget.phase(for_phase)
+        elif target is None:
+            target = WaitTarget.phase(models.JobPhase.SUCCEEDED.value)
         k, name, ns = self._target(kind, name, namespace)
         clock = StuckClock(stuck_grace)
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -626,7 +632,7 @@ class Client:
                 key = progress_key(current)
                 if on_progress is not None and key != shown:
                     shown = key
-                    on_progress(_without_warnings(current))
+                    on_progress(Progress.of(current, _without_warnings(current)))
                 verdict = evaluate(current, target)
                 if verdict.state == "reached":
                     return _without_warnings(current)

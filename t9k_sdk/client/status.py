@@ -20,6 +20,7 @@ __all__ = [
     "BARRIER_PREFIX",
     "STUCK_REASONS",
     "JobEvent",
+    "Progress",
     "Stuck",
     "StuckClock",
     "Verdict",
@@ -265,6 +266,31 @@ def evaluate(job: Mapping[str, Any], target: WaitTarget) -> Verdict:
     if stuck is not None:
         return Verdict("stuck", stuck.reason, stuck.message, stuck)
     return Verdict("waiting")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a wait as a progress display shows it, read once from the watched object.
+
+    `Client.wait(on_progress=...)` passes one for the first state and each change of phase, of
+    the Running condition, or of the replica counts.
+    """
+
+    job: AnyJob
+    """The job as the watch saw it."""
+    phase: str
+    """Its phase (`Pending` before the operator reports one)."""
+    line: str
+    """`Running: All pods are running normally. (running 2)`: phase, message and counts."""
+    stuck: Stuck | None
+    """Why it cannot make progress by itself, if so (see `stuck_of`)."""
+
+    @classmethod
+    def of(cls, manifest: Mapping[str, Any], job: AnyJob) -> Progress:
+        """The progress of `job`, whose manifest (as the API server sent it) is `manifest`."""
+        return cls(
+            job, phase_of(manifest) or "Pending", progress_line(manifest), stuck_of(manifest)
+        )
 
 
 def progress_key(job: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -8,16 +8,16 @@ from datetime import UTC, datetime
 import pytest
 
 from t9k_sdk import DeepSpeedJob, Elastic, GenericJob, Replica, codecs, models
-from t9k_sdk.client.errors import UnknownKindError
-from t9k_sdk.client.format import (
+from t9k_sdk.cli._format import (
     Painter,
     colour_wanted,
-    human_age,
     job_row,
     parse_duration,
     render_table,
     table_headers,
 )
+from t9k_sdk.client.errors import UnknownKindError
+from t9k_sdk.client.format import human_age
 from t9k_sdk.client.kinds import resolve_kind
 
 

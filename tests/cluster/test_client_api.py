@@ -134,8 +134,8 @@ def test_wait_returns_the_succeeded_job_and_reports_progress(client: Client) -> 
         "gj",
         "ok",
         timeout=30,
-        on_progress=lambda j: seen.append(
-            j.status.phase.value if j.status and j.status.phase else "-"
+        on_progress=lambda p: seen.append(
+            p.job.status.phase.value if p.job.status and p.job.status.phase else "-"
         ),
     )
     assert job.status is not None

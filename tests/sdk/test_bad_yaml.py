@@ -109,7 +109,7 @@ resource.setrlimit(resource.RLIMIT_CPU, ({cpu}, {cpu}))
 
 from t9k_sdk import InvalidYAMLError, load_all_yaml
 from t9k_sdk.cli import main
-from t9k_sdk.client.commands import _collect
+from t9k_sdk.cli._sources import APPLY, expand, load_jobs
 
 def run(argv, stdin=None):
     out, err = io.StringIO(), io.StringIO()
@@ -135,8 +135,8 @@ for path in sorted(Path(sys.argv[1]).iterdir()):
     entry["validate-stdin"] = run(["validate", "-"], stdin=data)
     entry["plan"] = run(["plan", str(path)])
     entry["convert"] = run(["convert", str(path)])
-    loaded, errors = _collect([str(path)])
-    entry["apply"] = [len(loaded), errors]
+    found = load_jobs(expand([str(path)], APPLY))
+    entry["apply"] = [len(found.jobs), found.errors]
     results[path.stem] = entry
 print(json.dumps(results))
 """

@@ -1,354 +1,58 @@
-"""The `t9k-sdk` command: render Python job definitions to YAML, validate manifests, print CRDs.
+"""The offline commands of `t9k-sdk`: render, validate, crds, convert, plan, install, completion.
 
     t9k-sdk render jobs/ --out-dir manifests/  # one YAML file per job
     t9k-sdk render pkg.jobs > jobs.yaml      # or one multi-document stream on stdout
     t9k-sdk validate manifests/*.yaml        # exit 1 on any problem
     t9k-sdk crds --out-dir deploy/crds/      # the CustomResourceDefinitions
 
-Exit status: 0 success; 1 invalid jobs or manifests, or nothing found; 2 usage errors.
-
-The `_cmd_*` functions only read arguments and print; the work is done by functions that return
-data (`_find_sources`, `_load_jobs`, `_write_files`, `_validate_text`, `_crd_files`).
+None of them needs a cluster or the Kubernetes client. They read their inputs through
+`t9k_sdk.cli._sources` and report through `t9k_sdk.cli._errors`. The `_cmd_*` functions only
+read arguments and print; the work is done by functions that return data (`_validate_text`,
+`_write_files`, `_crd_files`, the reader's `load_jobs`).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
-import importlib.util
-import itertools
-import json
-import os
-import re
 import sys
-import sysconfig
-import traceback
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any, TypeAlias
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from t9k_sdk import __version__, _yaml, builders, codecs, models
-from t9k_sdk._completion import SHELLS, completion_script
+from t9k_sdk import _yaml, codecs, models
+from t9k_sdk.cli import _sources
+from t9k_sdk.cli._completion import SHELLS, completion_script
+from t9k_sdk.cli._errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    error,
+    exit_status_summary,
+    list_payload,
+    print_data,
+    warn,
+)
+from t9k_sdk.cli._sources import Built, Manifest
 from t9k_sdk.crds import generate_crds
 from t9k_sdk.errors import (
     InvalidManifestError,
     InvalidYAMLError,
     LegacyManifestWarning,
     Problem,
-    problems_from_validation_error,
 )
 from t9k_sdk.validation import validate_manifest
 
-__all__ = ["main"]
-
-_OK, _INVALID, _USAGE = 0, 1, 2
-
-_Job: TypeAlias = (
-    builders.GenericJob
-    | builders.DeepSpeedJob
-    | builders.ColossalAIJob
-    | models.GenericJob
-    | models.DeepSpeedJob
-    | models.ColossalAIJob
-    | builders.TorchrunJob
-)
-_JOB_TYPES = (
-    builders.GenericJob,
-    builders.DeepSpeedJob,
-    builders.ColossalAIJob,
-    models.GenericJob,
-    models.DeepSpeedJob,
-    models.ColossalAIJob,
-    builders.TorchrunJob,
-)
+__all__ = ["add_commands", "add_completion"]
 
 
-class _UsageError(Exception):
-    """The command line asks for something impossible (exit 2)."""
+# -- render ------------------------------------------------------------------------------------
 
 
-# -- render: find the sources ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Source:
-    """A Python file (by path) or an importable module (by name) that defines jobs."""
-
-    label: str
-    """How messages name it: the path as the user wrote it, or the module name."""
-    path: Path | None = None
-    """The file; None for a module, whose name is the label."""
-
-
-_MODULE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-
-
-def _find_sources(args: Sequence[str]) -> list[_Source]:
-    """The files and modules named by `render`'s arguments, in order, each once.
-
-    A directory stands for every `*.py` below it (sorted; directories whose name starts with `.`
-    or `_` are skipped; it may have none). Raises `_UsageError` for an argument that is none of file, directory
-    or module name.
-    """
-    sources: list[_Source] = []
-    for arg in args:
-        path = Path(arg)
-        if path.is_dir():
-            files = [
-                p
-                for p in path.rglob("*.py")
-                if p.is_file()
-                and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts[:-1])
-            ]
-            files.sort(key=lambda p: p.relative_to(path).parts)
-            sources.extend(_Source(str(p), path=p) for p in files)
-        elif path.is_file():
-            if path.suffix != ".py":
-                hint = (
-                    "; to check YAML manifests use `t9k-sdk validate`"
-                    if path.suffix in (".yaml", ".yml", ".json")
-                    else ""
-                )
-                raise _UsageError(f"{arg}: not a Python file (*.py){hint}")
-            sources.append(_Source(arg, path=path))
-        elif path.exists():
-            raise _UsageError(f"{arg}: not a regular file or directory")
-        elif _MODULE_NAME.fullmatch(arg) and not arg.endswith(".py"):
-            sources.append(_Source(arg))
-        else:
-            raise _UsageError(f"{arg}: no such file or directory")
-    unique: dict[Path | str, _Source] = {}
-    for source in sources:
-        key = source.path.resolve() if source.path is not None else source.label
-        unique.setdefault(key, source)
-    return list(unique.values())
-
-
-# -- render: import them --------------------------------------------------------------------
-
-
-class _ImportFailure(Exception):
-    """A source could not be imported; `str()` is the message for the user."""
-
-
-_counter = itertools.count()
-
-
-def _import_source(source: _Source) -> ModuleType:
-    """Import a source. Raises `_UsageError` for an unknown module, `_ImportFailure` otherwise.
-
-    What the module prints goes to stderr: stdout carries the YAML.
-    """
-    try:
-        with contextlib.redirect_stdout(sys.stderr):
-            if source.path is not None:
-                return _import_file(source.path)
-            return _import_module(source.label)
-    except ModuleNotFoundError as exc:
-        wanted = source.label
-        if (
-            source.path is None
-            and exc.name is not None
-            and (wanted == exc.name or wanted.startswith(exc.name + "."))
-        ):
-            raise _UsageError(
-                f"{wanted}: no such file, directory or Python module"
-                f" (module {exc.name!r} not found; is it on PYTHONPATH?)"
-            ) from None
-        raise _ImportFailure(_describe_import_error(source, exc)) from None
-    except (Exception, SystemExit) as exc:
-        raise _ImportFailure(_describe_import_error(source, exc)) from None
-
-
-def _import_file(path: Path) -> ModuleType:
-    """Import a file under a unique module name, with its directory on `sys.path` meanwhile."""
-    stem = re.sub(r"\W", "_", path.stem)
-    name = f"_t9k_render_{next(_counter)}_{stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:  # pragma: no cover - only for non-.py files
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    directory = str(path.resolve().parent)
-    sys.modules[name] = module  # classes defined in the file resolve their module through it
-    sys.path.insert(0, directory)
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    finally:
-        if directory in sys.path:
-            sys.path.remove(directory)
-    return module
-
-
-def _import_module(name: str) -> ModuleType:
-    """Import a module by name, with the current directory on `sys.path` (as `python -m` does)."""
-    cwd = os.getcwd()
-    sys.path.insert(0, cwd)
-    try:
-        return importlib.import_module(name)
-    finally:
-        if cwd in sys.path:
-            sys.path.remove(cwd)
-
-
-def _describe_import_error(source: _Source, exc: BaseException) -> str:
-    """The failure as a user reads it: where in their code, then what went wrong."""
-    lines = [f"cannot import {source.label}:"]
-    tb = traceback.TracebackException.from_exception(exc)
-    frames = [f for f in tb.stack if not _is_machinery(f.filename)]
-    frames = [f for f in frames if not _is_library(f.filename)] or frames
-    if frames and not isinstance(exc, SyntaxError):
-        for frame in traceback.StackSummary.from_list(frames).format():
-            lines.extend("  " + line for line in frame.rstrip("\n").split("\n"))
-    if isinstance(exc, ValidationError):
-        lines.append(f"  {exc.title} is invalid:")
-        lines.extend(f"    - {p}" for p in problems_from_validation_error(exc, _model_for(exc)))
-    elif isinstance(exc, InvalidManifestError):
-        lines.append(f"  {exc.subject} is invalid:")
-        lines.extend(f"    - {p}" for p in exc.problems)
-    else:
-        for chunk in tb.format_exception_only():
-            lines.extend("  " + line for line in chunk.rstrip("\n").split("\n"))
-    return "\n".join(lines)
-
-
-def _is_machinery(filename: str) -> bool:
-    """Frames of the import system and of this module, which mean nothing to the user."""
-    return filename.startswith("<frozen ") or filename == __file__
-
-
-_LIBRARIES = tuple(
-    os.path.join(Path(p).resolve(), "")
-    for p in {
-        str(Path(__file__).parent),
-        *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")),
-    }
-)
-
-
-def _is_library(filename: str) -> bool:
-    """Frames of the SDK, the standard library and installed packages: not the user's code."""
-    return str(Path(filename).resolve()).startswith(_LIBRARIES)
-
-
-_ENVELOPE = frozenset({"api_version", "apiVersion", "kind", "metadata", "spec", "status"})
-
-
-def _model_for(exc: ValidationError) -> type[BaseModel] | None:
-    """The class that failed, for "did you mean" hints: a builder unless the wire envelope failed."""
-    first = exc.errors()[0]["loc"][:1] if exc.errors() else ()
-    wire = bool(first) and first[0] in _ENVELOPE
-    for cls in (*_JOB_TYPES[3:], *_JOB_TYPES[:3]) if wire else _JOB_TYPES:
-        if cls.__name__ == exc.title:
-            return cls
-    return None
-
-
-# -- render: collect and build the jobs ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Found:
-    """A job object and where it was defined."""
-
-    obj: _Job
-    origin: str
-    """`<source>: <variable>`, e.g. `jobs/bert.py: job` or `jobs/all.py: jobs[2]`."""
-
-
-def _jobs_in(module: ModuleType, label: str) -> Iterator[_Found]:
-    """The module-level jobs (builders and wire models, also inside lists and tuples)."""
-    for name, value in list(vars(module).items()):
-        if isinstance(value, _JOB_TYPES):
-            yield _Found(value, f"{label}: {name}")
-        elif isinstance(value, list | tuple):
-            for i, item in enumerate(value):
-                if isinstance(item, _JOB_TYPES):
-                    yield _Found(item, f"{label}: {name}[{i}]")
-
-
-@dataclass(frozen=True)
-class _Built:
-    """A job's wire model and where it came from."""
-
-    job: codecs.AnyJob
-    origin: str
-
-    @property
-    def title(self) -> str:
-        return f"{self.job.kind} {self.job.metadata.name!r}"
-
-    @property
-    def filename(self) -> str:
-        return f"{self.job.kind.lower()}-{self.job.metadata.name}.yaml"
-
-
-@dataclass
-class _Rendered:
-    """What `render` found: the built jobs, and the errors (each a message for the user)."""
-
-    jobs: list[_Built] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-
-
-def _load_jobs(sources: Sequence[_Source]) -> _Rendered:
-    """Import every source, collect its jobs in definition order, and build them.
-
-    A job object reached twice (imported by another file, listed twice) is rendered once; two
-    objects that build the same manifest count as one; two different jobs with the same kind,
-    namespace and name are an error.
-    """
-    result = _Rendered()
-    seen: set[int] = set()
-    found: list[_Found] = []
-    for source in sources:
-        try:
-            module = _import_source(source)
-        except _ImportFailure as exc:
-            result.errors.append(str(exc))
-            continue
-        for item in _jobs_in(module, source.label):
-            if id(item.obj) not in seen:
-                seen.add(id(item.obj))
-                found.append(item)
-    by_identity: dict[tuple[str, str | None, str | None], _Built] = {}
-    for item in found:
-        try:
-            job = item.obj if isinstance(item.obj, models.K8sModel) else item.obj.build()
-        except InvalidManifestError as exc:
-            problems = "\n".join(f"  - {p}" for p in exc.problems)
-            result.errors.append(f"{exc.subject} ({item.origin}) is invalid:\n{problems}")
-            continue
-        built = _Built(job, item.origin)
-        key = (job.kind, job.metadata.namespace, job.metadata.name)
-        other = by_identity.get(key)
-        if other is None:
-            by_identity[key] = built
-            result.jobs.append(built)
-        elif other.job != job:
-            result.errors.append(
-                f"two different jobs are both {built.title}"
-                f"{_in_namespace(job.metadata.namespace)}: {other.origin} and {item.origin};"
-                " rename one of them"
-            )
-    return result
-
-
-def _in_namespace(namespace: str | None) -> str:
-    return f" in namespace {namespace!r}" if namespace else ""
-
-
-def _file_collisions(jobs: Sequence[_Built]) -> list[str]:
+def _file_collisions(jobs: Sequence[Built]) -> list[str]:
     """Errors for jobs that would be written to the same file (same kind and name)."""
-    first: dict[str, _Built] = {}
+    first: dict[str, Built] = {}
     errors: list[str] = []
     for built in jobs:
         other = first.setdefault(built.filename, built)
@@ -367,7 +71,7 @@ def _write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
     Every file is written to a temporary name first and renamed once all are written.
     """
     if directory.exists() and not directory.is_dir():
-        raise _UsageError(f"{directory}: exists and is not a directory")
+        raise UsageError(f"{directory}: exists and is not a directory")
     directory.mkdir(parents=True, exist_ok=True)
     staged: list[tuple[Path, Path]] = []
     try:
@@ -532,40 +236,6 @@ def _yaml_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _read(arg: str) -> tuple[str, bytes]:
-    """(label, bytes) of a file argument; `-` is standard input. At most `_yaml.MAX_BYTES` + 1
-    bytes are read: the loader reports a larger input as too large."""
-    if arg == "-":
-        stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:  # a text stream put in place of stdin (tests, embedding)
-            return "<stdin>", sys.stdin.read(_yaml.MAX_BYTES + 1).encode("utf-8", "surrogateescape")
-        return "<stdin>", _yaml.read_limited(stream)
-    try:
-        with open(arg, "rb") as file:
-            return arg, _yaml.read_limited(file)
-    except FileNotFoundError:
-        raise _UsageError(f"{arg}: no such file") from None
-    except IsADirectoryError:
-        raise _UsageError(f"{arg}: is a directory") from None
-    except OSError as exc:
-        raise _UsageError(f"{arg}: cannot read: {exc.strerror}") from None
-
-
-def _manifest_files(args: Sequence[str]) -> list[str]:
-    """`validate`'s file arguments, each directory replaced by its *.yaml and *.yml files."""
-    files: list[str] = []
-    for arg in args:
-        path = Path(arg)
-        if arg != "-" and path.is_dir():
-            found = sorted(
-                p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()
-            )
-            files.extend(str(p) for p in found)
-        else:
-            files.append(arg)
-    return files
-
-
 # -- crds ----------------------------------------------------------------------------------
 
 
@@ -575,28 +245,6 @@ def _crd_files() -> dict[str, str]:
         f"{crd['spec']['group']}_{crd['spec']['names']['plural']}.yaml": codecs.dump_all_yaml([crd])
         for crd in generate_crds()
     }
-
-
-# -- commands ------------------------------------------------------------------------------
-
-
-def _error(message: str) -> None:
-    print(f"t9k-sdk: error: {message}", file=sys.stderr)
-
-
-def _print_data(payload: Any, output: str) -> None:
-    """`payload` (JSON-ready data) on stdout as `json` or `yaml`."""
-    if output == "json":
-        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
-    else:
-        sys.stdout.write(codecs.dump_all_yaml([payload]))
-
-
-def _list_payload(objects: Sequence[Mapping[str, Any]]) -> Any:
-    """One object as itself, several as a `List` (as `kubectl ... -o json` prints them)."""
-    if len(objects) == 1:
-        return objects[0]
-    return {"apiVersion": "v1", "kind": "List", "items": list(objects)}
 
 
 _FORMATS = ("yaml", "json")
@@ -610,70 +258,66 @@ def _format_and_directory(args: argparse.Namespace) -> tuple[str, Path | None]:
     directory: str | None = args.out_dir
     if output is not None and output not in _FORMATS:
         if directory is not None:
-            raise _UsageError(
+            raise UsageError(
                 f"-o {output}: -o is the output format ({', '.join(_FORMATS)}); the directory"
                 " is given with --out-dir"
             )
-        print(
-            f"t9k-sdk: warning: `-o {output}` as a directory is deprecated: -o is the output"
-            f" format ({', '.join(_FORMATS)}), as in kubectl; use `--out-dir {output}`",
-            file=sys.stderr,
+        warn(
+            f"`-o {output}` as a directory is deprecated: -o is the output"
+            f" format ({', '.join(_FORMATS)}), as in kubectl; use `--out-dir {output}`"
         )
         return "yaml", Path(output)
     if output == "json" and directory is not None:
-        raise _UsageError("--out-dir writes YAML files; -o json applies to standard output only")
+        raise UsageError("--out-dir writes YAML files; -o json applies to standard output only")
     return output or "yaml", Path(directory) if directory is not None else None
 
 
 def _cmd_render(args: argparse.Namespace) -> int:
     output, directory = _format_and_directory(args)
-    sources = _find_sources(args.paths)
-    result = _load_jobs(sources)
+    result = _sources.load_jobs(_sources.expand(args.paths, _sources.RENDER))
     if directory is not None:
         result.errors.extend(_file_collisions(result.jobs))
     for message in result.errors:
-        _error(message)
+        error(message)
     if result.errors:
         nothing = "; nothing was written" if directory is not None else ""
         print(
             f"t9k-sdk: render failed with {_plural(len(result.errors), 'error')}{nothing}",
             file=sys.stderr,
         )
-        return _INVALID
+        return EXIT_FAILED
     if not result.jobs:
         where = ", ".join(args.paths)
-        _error(
+        error(
             f"no jobs found in {where}. Define them at module level, e.g."
             " `job = GenericJob(...)` (builders from t9k_sdk, wire models from t9k_sdk.models,"
             " or lists of them)"
         )
-        return _INVALID
+        return EXIT_FAILED
     if directory is None:
         if output == "json":
-            _print_data(_list_payload([codecs.to_manifest(b.job) for b in result.jobs]), "json")
+            print_data(list_payload([codecs.to_manifest(b.job) for b in result.jobs]), "json")
         else:
             sys.stdout.write(codecs.dump_all_yaml(b.job for b in result.jobs))
-        return _OK
+        return EXIT_OK
     files = {b.filename: codecs.dump_all_yaml([b.job]) for b in result.jobs}
     try:
         written = _write_files(directory, files)
     except OSError as exc:
-        _error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
-        return _INVALID
+        error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
+        return EXIT_FAILED
     print(f"wrote {_plural(len(written), 'manifest')} to {directory}:", file=sys.stderr)
     for built, path in zip(result.jobs, written, strict=True):
         print(f"  {path}  ({built.title} from {built.origin})", file=sys.stderr)
-    return _OK
+    return EXIT_OK
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    files = _manifest_files(args.files)
-    if files.count("-") > 1:
-        raise _UsageError("standard input (-) can be given only once")
-    inputs = [_read(arg) for arg in files]
+    inputs = _sources.expand(args.files, _sources.VALIDATE)
     report = _Report()
-    for label, data in inputs:
-        _validate_text(data, label, report)
+    for item in inputs:
+        assert isinstance(item, Manifest)  # VALIDATE takes no Python
+        _validate_text(_sources.read(item), item.label, report)
     if args.output in ("json", "yaml"):
         payload = {
             "valid": report.ok and report.documents > 0,
@@ -682,105 +326,84 @@ def _cmd_validate(args: argparse.Namespace) -> int:
             "invalidDocuments": report.invalid_documents,
             "problems": report.entries,
         }
-        _print_data(payload, args.output)
-        return _OK if payload["valid"] else _INVALID
+        print_data(payload, args.output)
+        return EXIT_OK if payload["valid"] else EXIT_FAILED
     for line in report.lines:
         print(line)
     if report.ok and report.documents == 0:
         print(f"no documents found in {', '.join(args.files)}: nothing was validated")
-        return _INVALID
+        return EXIT_FAILED
     print(report.summary(len(inputs)))
-    return _OK if report.ok else _INVALID
+    return EXIT_OK if report.ok else EXIT_FAILED
 
 
 def _cmd_crds(args: argparse.Namespace) -> int:
     output, directory = _format_and_directory(args)
     if directory is None and output == "json":
-        _print_data(_list_payload(generate_crds()), "json")
-        return _OK
+        print_data(list_payload(generate_crds()), "json")
+        return EXIT_OK
     files = _crd_files()
     if directory is None:
         sys.stdout.write("---\n".join(files.values()))
-        return _OK
+        return EXIT_OK
     try:
         written = _write_files(directory, files)
     except OSError as exc:
-        _error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
-        return _INVALID
+        error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
+        return EXIT_FAILED
     print(f"wrote {_plural(len(written), 'CRD')} to {directory}:", file=sys.stderr)
     for path in written:
         print(f"  {path}", file=sys.stderr)
-    return _OK
-
-
-def _jobs_from(paths: Sequence[str]) -> tuple[list[codecs.AnyJob], list[str]]:
-    """Jobs from YAML files (or `-`) and Python files, directories or modules."""
-    jobs: list[codecs.AnyJob] = []
-    errors: list[str] = []
-    python: list[str] = []
-    for arg in paths:
-        if arg == "-" or arg.endswith((".yaml", ".yml")):
-            label, data = _read(arg)
-            try:
-                jobs.extend(codecs.load_all_yaml(data))
-            except InvalidManifestError as exc:
-                errors.append(f"{label}: {exc}")
-            except InvalidYAMLError as exc:
-                errors.append(f"{label}: {exc}")
-        else:
-            python.append(arg)
-    if python:
-        result = _load_jobs(_find_sources(python))
-        errors.extend(result.errors)
-        jobs.extend(b.job for b in result.jobs)
-    return jobs, errors
+    return EXIT_OK
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    outputs: list[tuple[str, str]] = []
-    for arg in args.files:
-        label, data = _read(arg)
+    outputs: list[tuple[Manifest, str]] = []
+    for item in _sources.expand(args.files, _sources.CONVERT):
+        assert isinstance(item, Manifest)  # CONVERT takes no Python
+        data = _sources.read(item)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", LegacyManifestWarning)
                 jobs = codecs.load_all_yaml(data)
-        except InvalidManifestError as exc:
-            _error(f"{label}: {exc}")
-            return _INVALID
-        except InvalidYAMLError as exc:
-            _error(f"{label}: {exc}")
-            return _INVALID
-        outputs.append((arg, codecs.dump_all_yaml(jobs)))
-    for arg, text in outputs:
-        if args.in_place and arg != "-":
-            Path(arg).write_text(text, encoding="utf-8")
-            print(f"rewrote {arg}", file=sys.stderr)
+        except (InvalidManifestError, InvalidYAMLError) as exc:
+            error(f"{item.label}: {exc}")
+            return EXIT_FAILED
+        outputs.append((item, codecs.dump_all_yaml(jobs)))
+    if not outputs:
+        error(f"no manifests found in {', '.join(args.files)}")
+        return EXIT_FAILED
+    for item, text in outputs:
+        if args.in_place and item.path is not None:
+            item.path.write_text(text, encoding="utf-8")
+            print(f"rewrote {item.label}", file=sys.stderr)
         else:
             sys.stdout.write(text)
-    return _OK
+    return EXIT_OK
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
     from t9k_sdk.plan import plan_objects, plan_summary, plan_yaml
 
-    jobs, errors = _jobs_from(args.paths)
-    for message in errors:
-        _error(message)
-    if errors:
-        return _INVALID
+    found = _sources.load_jobs(_sources.expand(args.paths, _sources.PLAN))
+    for message in found.errors:
+        error(message)
+    if found.errors:
+        return EXIT_FAILED
+    jobs = [b.job for b in found.jobs]
     if not jobs:
-        _error("no jobs found in " + ", ".join(args.paths))
-        return _INVALID
+        error("no jobs found in " + ", ".join(args.paths))
+        return EXIT_FAILED
     if args.output == "json":
-        _print_data(_list_payload([o for job in jobs for o in plan_objects(job)]), "json")
+        print_data(list_payload([o for job in jobs for o in plan_objects(job)]), "json")
     else:
         sys.stdout.write(plan_yaml(jobs) if args.output == "yaml" else plan_summary(jobs))
-    return _OK
+    return EXIT_OK
 
 
 def _cmd_completion(args: argparse.Namespace) -> int:
     sys.stdout.write(completion_script(args.root, args.shell))
-    return _OK
+    return EXIT_OK
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
@@ -793,9 +416,9 @@ def _cmd_install(args: argparse.Namespace) -> int:
             watch_namespace=args.watch_namespace,
         )
     except ValueError as exc:
-        raise _UsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     sys.stdout.write(codecs.dump_all_yaml(objects))
-    return _OK
+    return EXIT_OK
 
 
 _PLAN_HELP = """\
@@ -803,8 +426,19 @@ Show what the operator would create for each job, without a cluster: pods (with 
 as the operator rewrites them), services, the SSH secret, the hostfile config map and the
 PodGroup. It runs the operator's own functions on the job as if it had just been created.
 
-PATH is a YAML manifest (.yaml, .yml, or - for standard input), or a Python file, directory or
-module defining jobs (as for `render`).
+PATH is a YAML (or JSON) manifest file, - for standard input, a Python file or module
+defining jobs (as for `render`), or a directory: its *.yaml, *.yml and *.json files and the
+*.py files below it.
+"""
+
+_CONVERT_HELP = """\
+Read YAML manifests of T9k jobs, converting legacy forms (the pre-2025 ColossalAIJob
+launcher/worker schema, `enable` for `enabled`), and write them in the current schema, in the
+SDK's canonical, diff-stable YAML.
+
+FILE is a YAML (or JSON) file, a directory (its *.yaml, *.yml and *.json files) or - (standard
+input). A Python file is a usage error: `t9k-sdk render` writes Python jobs in the current
+schema.
 """
 
 _INSTALL_HELP = """\
@@ -826,7 +460,8 @@ Every module-level job is rendered, in definition order: builders (t9k_sdk.Gener
 TorchrunJob, DeepSpeedJob, ColossalAIJob), wire models (t9k_sdk.models.*), and lists or tuples
 of them.
 PATH is a .py file, a directory (every *.py below it, sorted; directories starting with `.` or
-`_` are skipped) or a module name importable from the current directory (pkg.jobs).
+`_` are skipped) or a module name importable from the current directory (pkg.jobs). YAML
+manifests are not read (a usage error): `t9k-sdk convert` rewrites them.
 
 Without --out-dir the jobs go to stdout as one multi-document YAML stream (-o json: one JSON
 object, or a List of several). With --out-dir DIR each job is written to DIR/<kind>-<name>.yaml
@@ -847,7 +482,9 @@ templates (as `kubectl apply --validate=strict` would). Prints one line per prob
   FILE: document N (Kind 'name'): field.path: what is wrong
 
 Documents are numbered from 0 within each file. FILE may be `-` (standard input) or a
-directory (its *.yaml and *.yml files). Exit status 1 if anything is invalid.
+directory (its *.yaml, *.yml and *.json files). A Python file is a usage error: its jobs are
+checked when they are built (`t9k-sdk render jobs.py | t9k-sdk validate -`). Exit status 1 if
+anything is invalid.
 """
 
 _CRDS_HELP = """\
@@ -866,7 +503,7 @@ for completions (see the examples). The script is generated from this version's 
 regenerate it after an upgrade.
 """
 
-_EPILOG = "exit status: 0 success, 1 invalid input or nothing found, 2 usage error"
+_EPILOG = exit_status_summary()
 
 
 def _output_options(parser: argparse.ArgumentParser, directory_help: str) -> None:
@@ -880,18 +517,9 @@ def _output_options(parser: argparse.ArgumentParser, directory_help: str) -> Non
     parser.add_argument("--out-dir", metavar="DIR", help=directory_help)
 
 
-def _parser() -> argparse.ArgumentParser:
+def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register render, validate, crds, convert, plan and install on `t9k-sdk`'s commands."""
     fmt = argparse.RawDescriptionHelpFormatter
-    parser = argparse.ArgumentParser(
-        prog="t9k-sdk",
-        description="Render, validate and describe T9k training jobs"
-        " (GenericJob, DeepSpeedJob, ColossalAIJob).",
-        epilog="Run `t9k-sdk COMMAND --help` for the options of a command.\n" + _EPILOG,
-        formatter_class=fmt,
-    )
-    parser.add_argument("--version", action="version", version=f"t9k-sdk {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
     render = sub.add_parser(
         "render",
         help="write the jobs defined in Python files as YAML manifests",
@@ -939,14 +567,12 @@ def _parser() -> argparse.ArgumentParser:
     convert = sub.add_parser(
         "convert",
         help="rewrite manifests in the current schema (legacy ColossalAIJob, `enable`)",
-        description="Read YAML manifests of T9k jobs, converting legacy forms (the pre-2025"
-        " ColossalAIJob launcher/worker schema, `enable` for `enabled`), and write them in the"
-        " current schema, in the SDK's canonical, diff-stable YAML.",
+        description=_CONVERT_HELP,
         epilog="examples:\n  t9k-sdk convert old.yaml > new.yaml\n  t9k-sdk convert -i"
         " manifests/*.yaml\n\n" + _EPILOG,
         formatter_class=fmt,
     )
-    convert.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, or -")
+    convert.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, a directory or -")
     convert.add_argument(
         "-i", "--in-place", action="store_true", help="rewrite the files instead of printing"
     )
@@ -960,7 +586,9 @@ def _parser() -> argparse.ArgumentParser:
         " -o yaml\n\n" + _EPILOG,
         formatter_class=fmt,
     )
-    plan.add_argument("paths", nargs="+", metavar="PATH", help="a YAML file, -, or Python jobs")
+    plan.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a YAML file, -, a directory, or Python jobs"
+    )
     plan.add_argument(
         "-o",
         "--output",
@@ -992,11 +620,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     install.set_defaults(run=_cmd_install, parser=install)
 
-    # The cluster verbs: apply, get, describe, wait, logs, pause, resume, scale, delete.
-    from t9k_sdk.client.commands import add_commands
 
-    add_commands(sub)
-
+def add_completion(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    root: argparse.ArgumentParser,
+) -> None:
+    """Register `completion`, which describes `root` (register it last: it lists the others)."""
+    fmt = argparse.RawDescriptionHelpFormatter
     completion = sub.add_parser(
         "completion",
         help="print a shell completion script (bash, zsh or fish)",
@@ -1008,26 +638,4 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=fmt,
     )
     completion.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
-    completion.set_defaults(run=_cmd_completion, parser=completion, root=parser)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Run `t9k-sdk` with `argv` (default: the process arguments); return the exit status."""
-    parser = _parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version, and argparse's usage errors
-        return exc.code if isinstance(exc.code, int) else (_OK if exc.code is None else _USAGE)
-    try:
-        status: int = args.run(args)
-    except _UsageError as exc:
-        args.parser.print_usage(sys.stderr)
-        _error(str(exc))
-        return _USAGE
-    except BrokenPipeError:  # `t9k-sdk render jobs/ | head`: the reader left; not an error
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return _OK
-    sys.stdout.flush()
-    return status
+    completion.set_defaults(run=_cmd_completion, parser=completion, root=root)

@@ -1,11 +1,14 @@
-"""The cluster verbs of `t9k-sdk`: apply, get, describe, wait, logs, pause, resume, scale, delete.
+"""The cluster commands of `t9k-sdk`: apply, diff, get, describe, wait, logs, pause, resume,
+scale, delete.
 
-    t9k-sdk apply -f jobs/bert.py               t9k-sdk wait dj bert --timeout 2h
+    t9k-sdk apply -f jobs/bert.py --python      t9k-sdk wait dj bert --timeout 2h
     t9k-sdk get                                 t9k-sdk logs dj bert -f
     t9k-sdk get gj mnist -o yaml                t9k-sdk describe dj bert
 
-`t9k_sdk.cli` registers them with `add_commands`. This module imports the Kubernetes client
-only when a verb runs, so the offline commands (render, validate, crds) work without it.
+`t9k_sdk.cli._app` registers them with `add_commands`. They do their work through
+`t9k_sdk.client.Client`, which is imported only when a command runs, so the offline commands
+(render, validate, crds, ...) work without the Kubernetes client. Their inputs (`-f`) are read by
+`t9k_sdk.cli._sources`; their errors and exit codes follow `t9k_sdk.cli._errors`.
 """
 
 from __future__ import annotations
@@ -17,93 +20,60 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from t9k_sdk import codecs, models
 from t9k_sdk._extras import install_hint
-from t9k_sdk.client.diagnosis import Finding, PodInfo
-from t9k_sdk.client.errors import (
-    ClientError,
-    KubeconfigError,
-    UnknownKindError,
-    WaitError,
-    WaitTimeoutError,
+from t9k_sdk.cli import _sources
+from t9k_sdk.cli._errors import (
+    DIFF_EXIT_CODES,
+    EXIT_DIFF,
+    EXIT_DIFF_ERROR,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    UsageError,
+    error,
+    exit_status_help,
+    print_data,
+    say,
 )
-from t9k_sdk.client.format import (
+from t9k_sdk.cli._format import (
     PHASE_STYLES,
     Cell,
     Painter,
     colour_wanted,
-    human_age,
     job_row,
     parse_duration,
     render_table,
     table_headers,
 )
+from t9k_sdk.client.diagnosis import Finding, PodInfo
+from t9k_sdk.client.errors import ClientError, UnknownKindError, WaitError, WaitTimeoutError
+from t9k_sdk.client.format import human_age
 from t9k_sdk.client.kinds import JobKind, resolve_kind
 from t9k_sdk.client.logs import LogLine
 from t9k_sdk.client.status import (
     TERMINAL_PHASES,
     JobEvent,
+    Progress,
     WaitTarget,
     parse_time,
-    progress_line,
     replica_counts,
     restarts,
-    stuck_of,
 )
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.errors import InvalidManifestError, InvalidYAMLError
 from t9k_sdk.reconcile.desired import rules_for
 
 if TYPE_CHECKING:
     from t9k_sdk.client.client import Client, Description
 
-__all__ = [
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_TIMEOUT",
-    "EXIT_USAGE",
-    "add_commands",
-]
+__all__ = ["add_commands", "spec_summary"]
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-"""The job failed or is stuck (wait), or a request failed, or the input is invalid."""
-EXIT_USAGE = 2
-EXIT_TIMEOUT = 3
-"""`wait --timeout` passed while the job was still on its way."""
-EXIT_INTERRUPTED = 130
-
-EXIT_STATUS_HELP = """\
-exit status:
-  0    success (wait: the job reached the target)
-  1    the job failed or is stuck (wait); the job was not found; the cluster refused or could
-       not be reached; invalid input
-  2    usage error
-  3    wait: the timeout passed while the job was still pending or running
-  130  interrupted (Ctrl-C)"""
+_EXIT_STATUS_HELP = exit_status_help()
 
 _KINDS_HELP = "KIND is gj, dj or caij (or GenericJob, DeepSpeedJob, ColossalAIJob, any case)."
-
-
-class _Usage(Exception):
-    """A command line that cannot be carried out (exit 2)."""
-
-
-# -- output helpers ----------------------------------------------------------------------------
-
-
-def _say(message: str = "", stream: TextIO | None = None) -> None:
-    print(message, file=stream or sys.stdout, flush=True)
-
-
-def _error(message: str) -> None:
-    print(f"t9k-sdk: error: {message}", file=sys.stderr, flush=True)
 
 
 def _ref(job: AnyJob | JobKind, name: str | None = None) -> str:
@@ -141,7 +111,7 @@ def _kind_and_name(args: Sequence[str], what: str) -> tuple[JobKind, str]:
         kind, _, name = args[0].partition("/")
         args = [kind, name]
     if len(args) != 2 or not args[1]:
-        raise _Usage(f"{what} needs KIND and NAME (e.g. `gj mnist` or `gj/mnist`)")
+        raise UsageError(f"{what} needs KIND and NAME (e.g. `gj mnist` or `gj/mnist`)")
     return _kind(args[0]), args[1]
 
 
@@ -149,117 +119,30 @@ def _kind(text: str) -> JobKind:
     try:
         return resolve_kind(text)
     except UnknownKindError as exc:
-        raise _Usage(str(exc)) from None
+        raise UsageError(str(exc)) from None
 
 
 # -- apply -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Loaded:
-    job: AnyJob
-    origin: str
+_FILE_READERS = {"apply": _sources.APPLY, "diff": _sources.DIFF, "delete": _sources.DELETE}
 
 
-_PYTHON_FLAG_HINT = (
-    "Python job files are executed as code, so {verb} runs them only when asked: add --python,"
-    " or render them first (`t9k-sdk render {arg} | t9k-sdk {verb} -f -`)"
-)
-
-
-def _collect(
-    paths: Sequence[str], *, python: bool = False, verb: str = "apply"
-) -> tuple[list[_Loaded], list[str]]:
-    """The jobs of `-f` arguments, and the errors (each a message).
-
-    YAML files (and `-`) are read as manifests; a directory gives its YAML files. Python files,
-    module names and the Python files of a directory are imported as `render` reads them only
-    with `python=True`: otherwise a named one is a usage error and those of a directory are
-    skipped with a note on standard error. The same job given twice counts once; two different
-    jobs with the same kind, namespace and name are an error.
-    """
-    from t9k_sdk import cli
-
-    found: list[_Loaded] = []
-    errors: list[str] = []
-    sources: list[str] = []
-    for arg in paths:
-        path = Path(arg)
-        yaml_files: list[Path] = []
-        if arg == "-":
-            try:
-                _, data = cli._read("-")
-                found.extend(_Loaded(j, "<stdin>") for j in codecs.load_all_yaml(data))
-            except (InvalidManifestError, InvalidYAMLError) as exc:
-                errors.append(f"<stdin>: {exc}")
-            continue
-        if path.is_dir():
-            yaml_files = sorted(
-                p for p in path.iterdir() if p.suffix in (".yaml", ".yml", ".json") and p.is_file()
-            )
-            py_files = cli._find_sources([arg])  # as `render` would read the directory
-            if python:
-                if py_files:
-                    sources.append(arg)
-            elif py_files:
-                _say(
-                    f"note: skipped {len(py_files)} Python file(s) in {arg} (pass --python to"
-                    " run them as job definitions)",
-                    sys.stderr,
-                )
-        elif path.suffix in (".yaml", ".yml", ".json"):
-            if not path.is_file():
-                raise _Usage(f"{arg}: no such file")
-            yaml_files = [path]
-        elif not python:
-            what = (
-                "a Python file" if path.suffix == ".py" else "not a YAML file (.yaml, .yml, .json)"
-            )
-            if not path.exists() and path.suffix != ".py":
-                what = "no such file (or a Python module name)"
-            raise _Usage(f"{arg}: {what}; " + _PYTHON_FLAG_HINT.format(verb=verb, arg=arg))
-        else:
-            sources.append(arg)
-        for file in yaml_files:
-            try:
-                found.extend(_Loaded(j, str(file)) for j in codecs.load_all_yaml(file))
-            except (InvalidManifestError, InvalidYAMLError) as exc:
-                errors.append(f"{file}: {exc}")
-            except OSError as exc:
-                errors.append(f"{file}: cannot read: {exc.strerror or exc}")
-    if sources:
-        try:
-            found_sources = cli._find_sources(sources)
-        except cli._UsageError as exc:
-            raise _Usage(str(exc)) from None
-        rendered = cli._load_jobs(found_sources)
-        errors.extend(rendered.errors)
-        found.extend(_Loaded(b.job, b.origin) for b in rendered.jobs)
-    unique: dict[tuple[str, str | None, str | None], _Loaded] = {}
-    for item in found:
-        key = (item.job.kind, item.job.metadata.namespace, item.job.metadata.name)
-        other = unique.setdefault(key, item)
-        if other is not item and other.job != item.job:
-            errors.append(
-                f"two different jobs are both {item.job.kind} {item.job.metadata.name!r}:"
-                f" {other.origin} and {item.origin}"
-            )
-    return list(unique.values()), errors
-
-
-def _load(args: argparse.Namespace, verb: str) -> list[_Loaded] | None:
+def _load(args: argparse.Namespace, verb: str) -> list[_sources.Built] | None:
     """The jobs of `args.filename`; None (after saying why) when any input is invalid."""
-    jobs, errors = _collect(args.filename, python=args.python, verb=verb)
-    for message in errors:
-        _error(message)
-    if errors:
+    found = _sources.load_jobs(
+        _sources.expand(args.filename, _FILE_READERS[verb], python=args.python)
+    )
+    for message in found.errors:
+        error(message)
+    if found.errors:
         done = {"apply": "applied", "delete": "deleted", "diff": "compared"}[verb]
-        _error(f"nothing was {done} ({len(errors)} invalid input(s))")
+        error(f"nothing was {done} ({len(found.errors)} invalid input(s))")
         return None
-    if not jobs:
-        _error(f"no jobs found in {', '.join(args.filename)}")
+    if not found.jobs:
+        error(f"no jobs found in {', '.join(args.filename)}")
         return None
-    return jobs
+    return found.jobs
 
 
 def _cmd_apply(args: argparse.Namespace) -> int:
@@ -269,7 +152,7 @@ def _cmd_apply(args: argparse.Namespace) -> int:
     if args.dry_run == "client":
         # Read and validated by the SDK (as the API server's schema would); nothing is sent.
         for item in jobs:
-            _say(f"{_ref(item.job)} valid (client dry run: not sent to the cluster)")
+            say(f"{_ref(item.job)} valid (client dry run: not sent to the cluster)")
         return EXIT_OK
     failed = 0
     with _connect(args) as client:
@@ -280,18 +163,13 @@ def _cmd_apply(args: argparse.Namespace) -> int:
                 )
             except ClientError as exc:
                 failed += 1
-                _error(f"{_ref(item.job)} ({item.origin}): {exc}")
+                error(f"{_ref(item.job)} ({item.origin}): {exc}")
                 continue
-            _say(str(applied))
+            say(str(applied))
     return EXIT_FAILED if failed else EXIT_OK
 
 
 # -- diff --------------------------------------------------------------------------------------
-
-EXIT_DIFF = 1
-"""`diff`: the cluster differs from the files (as `kubectl diff`)."""
-EXIT_DIFF_ERROR = 2
-"""`diff`: something went wrong (invalid input, a refused request)."""
 
 
 def _diff_text(ref: str, live: dict[str, Any] | None, merged: dict[str, Any]) -> str:
@@ -321,7 +199,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                 live, merged = client.diff(item.job, args.namespace)
             except ClientError as exc:
                 failed = True
-                _error(f"{_ref(item.job)} ({item.origin}): {exc}")
+                error(f"{_ref(item.job)} ({item.origin}): {exc}")
                 continue
             if live != merged:
                 differs = True
@@ -350,7 +228,7 @@ def _print_objects(jobs: Sequence[AnyJob], output: str, single: bool) -> None:
             "items": [_manifest(j) for j in jobs],
             "metadata": {"resourceVersion": ""},
         }
-    _print_data(payload, output)
+    print_data(payload, output)
 
 
 def _cmd_get(args: argparse.Namespace) -> int:
@@ -358,15 +236,15 @@ def _cmd_get(args: argparse.Namespace) -> int:
     if len(positional) == 1 and "/" in positional[0]:
         positional = positional[0].split("/", 1)
     if len(positional) > 2:
-        raise _Usage("get takes at most KIND and NAME")
+        raise UsageError("get takes at most KIND and NAME")
     kind = _kind(positional[0]) if positional else None
     name = positional[1] if len(positional) == 2 else None
     if args.all_namespaces and name:
-        raise _Usage("a NAME cannot be combined with -A (--all-namespaces)")
+        raise UsageError("a NAME cannot be combined with -A (--all-namespaces)")
     if args.selector is not None and name:
-        raise _Usage("a NAME cannot be combined with -l (--selector)")
+        raise UsageError("a NAME cannot be combined with -l (--selector)")
     if args.selector is not None and args.watch:
-        raise _Usage("-l (--selector) cannot be combined with -w (--watch)")
+        raise UsageError("-l (--selector) cannot be combined with -w (--watch)")
     paint = Painter(colour_wanted(sys.stdout))
     wide = args.output == "wide"
     with _connect(args) as client:
@@ -384,17 +262,17 @@ def _cmd_get(args: argparse.Namespace) -> int:
             return EXIT_OK
         if args.output == "name":
             for job in jobs:
-                _say(_ref(job))
+                say(_ref(job))
             return EXIT_OK
         if not jobs:
             where = "any namespace" if args.all_namespaces else f"namespace {client.namespace!r}"
             what = f"{kind.kind}s" if kind else "jobs"
             matching = f" matching {args.selector!r}" if args.selector is not None else ""
-            _say(f"No {what}{matching} found in {where}.", sys.stderr)
+            say(f"No {what}{matching} found in {where}.", sys.stderr)
             return EXIT_OK
         now = time.time()
         rows = [job_row(j, now, namespace=args.all_namespaces, wide=wide) for j in jobs]
-        _say(render_table(table_headers(namespace=args.all_namespaces, wide=wide), rows, paint))
+        say(render_table(table_headers(namespace=args.all_namespaces, wide=wide), rows, paint))
     return EXIT_OK
 
 
@@ -414,20 +292,20 @@ def _watch(
     ):
         seen = True
         if args.output == "json":
-            _say(json.dumps(_manifest(job)))
+            say(json.dumps(_manifest(job)))
         elif args.output == "yaml":
             sys.stdout.write("---\n" + codecs.dump_all_yaml([_manifest(job)]))
             sys.stdout.flush()
         elif args.output == "name":
-            _say(_ref(job))
+            say(_ref(job))
         else:
             row = job_row(job, time.time(), namespace=args.all_namespaces, wide=wide)
             if change == "DELETED":
                 row[headers.index("PHASE")] = ("<deleted>", None)
             if not header_shown:
-                _say(_pad(headers, widths))
+                say(_pad(headers, widths))
                 header_shown = True
-            _say(_pad_row(row, widths, paint))
+            say(_pad_row(row, widths, paint))
         phase = job.status.phase.value if job.status and job.status.phase else None
         if name is not None and (phase in TERMINAL_PHASES or change == "DELETED"):
             return EXIT_OK
@@ -525,7 +403,7 @@ def _cmd_describe(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         d = client.describe(kind, name)
     if args.output in ("json", "yaml"):
-        _print_data(_description_data(d), args.output)
+        print_data(_description_data(d), args.output)
         return EXIT_OK
     now = datetime.now(UTC)
     job = d.job
@@ -570,7 +448,7 @@ def _cmd_describe(args: argparse.Namespace) -> int:
         out.append("  <none>")
     out.append("Diagnosis:")
     out += [f"  {line}" for f in d.findings for line in _finding_lines(f, paint)]
-    _say("\n".join(out))
+    say("\n".join(out))
     return EXIT_OK
 
 
@@ -593,13 +471,6 @@ def _description_data(d: Description) -> dict[str, Any]:
         "events": _plain(d.events),
         "findings": _plain(d.findings),
     }
-
-
-def _print_data(payload: Any, output: str) -> None:
-    if output == "json":
-        _say(json.dumps(payload, indent=2))
-    else:
-        sys.stdout.write(codecs.dump_all_yaml([payload]))
 
 
 def _indent(text: str) -> list[str]:
@@ -652,54 +523,60 @@ def _finding_lines(finding: Finding, paint: Painter) -> list[str]:
 # -- wait --------------------------------------------------------------------------------------
 
 
+def _wait_target(text: str) -> WaitTarget:
+    """`--for`, parsed once, when the command line is read (argparse's `type`)."""
+    try:
+        return WaitTarget.parse(text)
+    except ValueError as exc:
+        message = str(exc)
+        if repr(text) not in message:
+            message = f"{text!r}: {message}"
+        if "phase=PHASE" not in message:
+            message += " (--for takes phase=PHASE or condition=TYPE[=True|False])"
+        raise argparse.ArgumentTypeError(message) from None
+
+
 def _cmd_wait(args: argparse.Namespace) -> int:
     kind, name = _kind_and_name(args.args, "wait")
+    target: WaitTarget = args.for_
     try:
-        target = WaitTarget.parse(args.for_)
         timeout = parse_duration(args.timeout) if args.timeout.lower() != "none" else None
         timeout = timeout or None  # 0: no limit
         grace = parse_duration(args.stuck_grace)
     except ValueError as exc:
-        raise _Usage(str(exc)) from None
+        raise UsageError(str(exc)) from None
     err = sys.stderr
     paint = Painter(colour_wanted(err))
     start = time.monotonic()
     ref = f"{kind.label}/{name}"
 
-    def progress(job: AnyJob) -> None:
-        manifest = codecs.to_manifest(job)
+    def progress(step: Progress) -> None:
         elapsed = human_age(time.monotonic() - start)
-        phase = job.status.phase.value if job.status and job.status.phase else "Pending"
-        line = progress_line(manifest)
-        line = line.replace(phase, paint(phase, PHASE_STYLES.get(phase)), 1)
-        stuck = stuck_of(manifest)
-        if stuck is not None and not stuck.immediate:
+        line = step.line.replace(step.phase, paint(step.phase, PHASE_STYLES.get(step.phase)), 1)
+        if step.stuck is not None and not step.stuck.immediate:
             line += f" [stuck: gives up after {human_age(grace)} unless this changes]"
-        _say(f"[{elapsed:>5}] {ref} {line}", err)
+        say(f"[{elapsed:>5}] {ref} {line}", err)
 
     with _connect(args) as client:
         try:
             job = client.wait(
                 kind,
                 name,
-                for_phase=target.value if target.what == "phase" else None,
-                for_condition=(
-                    f"{target.value}={target.status}" if target.what == "condition" else None
-                ),
+                target=target,
                 timeout=timeout,
                 stuck_grace=grace,
                 on_progress=None if args.quiet else progress,
             )
         except WaitTimeoutError as exc:
-            _error(f"{ref}: timed out: {exc.message}")
+            error(f"{ref}: timed out: {exc.message}")
             return EXIT_TIMEOUT
         except WaitError as exc:
-            _error(f"{ref}: {exc.reason}: {exc.message}")
+            error(f"{ref}: {exc.reason}: {exc.message}")
             ns = f" -n {exc.namespace}" if args.namespace else ""
-            _say(f"  see `t9k-sdk describe {kind.short_name} {name}{ns}` for details", sys.stderr)
+            say(f"  see `t9k-sdk describe {kind.short_name} {name}{ns}` for details", sys.stderr)
             return EXIT_FAILED
     elapsed = human_age(time.monotonic() - start)
-    _say(f"{_ref(job)} {target} reached after {elapsed}")
+    say(f"{_ref(job)} {target} reached after {elapsed}")
     return EXIT_OK
 
 
@@ -711,7 +588,7 @@ _REPLICA_COLOURS = ("cyan", "magenta", "green", "yellow", "blue")
 def _cmd_logs(args: argparse.Namespace) -> int:
     kind, name = _kind_and_name(args.args, "logs")
     if args.tail is not None and args.tail < 0:
-        raise _Usage(f"--tail must be >= 0; got {args.tail}")
+        raise UsageError(f"--tail must be >= 0; got {args.tail}")
     paint = Painter(colour_wanted(sys.stdout))
     colours: dict[str, str] = {}
     cycle = itertools.cycle(_REPLICA_COLOURS)
@@ -731,7 +608,7 @@ def _cmd_logs(args: argparse.Namespace) -> int:
             for line in lines:
                 if line.notice:
                     notices += 1
-                    _say(f"[{line.replica}] {line.text}", sys.stderr)
+                    say(f"[{line.replica}] {line.text}", sys.stderr)
                     continue
                 printed += 1
                 colour = colours.setdefault(line.replica, next(cycle))
@@ -743,7 +620,7 @@ def _cmd_logs(args: argparse.Namespace) -> int:
             if callable(close):
                 close()
     if notices and not printed:
-        _error(f"no log of {kind.label}/{name} could be read (see the messages above)")
+        error(f"no log of {kind.label}/{name} could be read (see the messages above)")
         return EXIT_FAILED
     return EXIT_OK
 
@@ -756,13 +633,13 @@ def _cmd_pause(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         if args.command == "pause":
             job = client.pause(kind, name)
-            _say(
+            say(
                 f"{_ref(job)} paused (its pods are being deleted; resume it with"
                 f" `t9k-sdk resume {kind.short_name} {name}`)"
             )
         else:
             job = client.resume(kind, name)
-            _say(f"{_ref(job)} resumed")
+            say(f"{_ref(job)} resumed")
     return EXIT_OK
 
 
@@ -772,15 +649,15 @@ def _cmd_scale(args: argparse.Namespace) -> int:
         positional = positional[0].split("/", 1)
     if len(positional) == 2:
         if _kind(positional[0]).kind != "DeepSpeedJob":
-            raise _Usage("only elastic DeepSpeedJobs (dj) can be scaled")
+            raise UsageError("only elastic DeepSpeedJobs (dj) can be scaled")
         positional = positional[1:]
     if len(positional) != 1:
-        raise _Usage("scale needs the DeepSpeedJob's NAME (optionally after `dj`)")
+        raise UsageError("scale needs the DeepSpeedJob's NAME (optionally after `dj`)")
     with _connect(args) as client:
         job = client.scale(positional[0], args.replicas)
     elastic = job.spec.elastic
     bounds = f" (elastic {elastic.min_replicas}..{elastic.max_replicas})" if elastic else ""
-    _say(f"{_ref(job)} scaled to {args.replicas} workers{bounds}")
+    say(f"{_ref(job)} scaled to {args.replicas} workers{bounds}")
     return EXIT_OK
 
 
@@ -790,17 +667,21 @@ def _cmd_delete(args: argparse.Namespace) -> int:
         positional = positional[0].split("/", 1)
     if args.filename:
         if positional or args.selector is not None:
-            raise _Usage("-f (--filename) cannot be combined with KIND, NAME or -l (--selector)")
+            raise UsageError(
+                "-f (--filename) cannot be combined with KIND, NAME or -l (--selector)"
+            )
         return _delete_files(args)
     if args.selector is not None:
         if len(positional) > 1:
-            raise _Usage("-l (--selector) takes no NAME: give KIND (or nothing, for every kind)")
+            raise UsageError(
+                "-l (--selector) takes no NAME: give KIND (or nothing, for every kind)"
+            )
         kind = _kind(positional[0]) if positional else None
         with _connect(args) as client:
             jobs = client.list(kind, label_selector=args.selector)
             if not jobs:
                 what = f"{kind.kind}s" if kind else "jobs"
-                _say(
+                say(
                     f"No {what} matching {args.selector!r} found in namespace"
                     f" {client.namespace!r}.",
                     sys.stderr,
@@ -810,7 +691,7 @@ def _cmd_delete(args: argparse.Namespace) -> int:
                 client, args, [(resolve_kind(j.kind), j.metadata.name or "", None) for j in jobs]
             )
     if len(positional) < 2:
-        raise _Usage("delete needs KIND and NAME (e.g. `gj mnist`), -l SELECTOR, or -f FILE")
+        raise UsageError("delete needs KIND and NAME (e.g. `gj mnist`), -l SELECTOR, or -f FILE")
     kind = _kind(positional[0])
     with _connect(args) as client:
         return _delete_each(client, args, [(kind, name, None) for name in positional[1:]])
@@ -837,7 +718,7 @@ def _delete_each(
     status = EXIT_OK
     for kind, name, namespace in targets:
         if namespace and args.namespace and namespace != args.namespace:
-            _error(
+            error(
                 f"{kind.kind} {name!r} declares namespace {namespace!r} but namespace"
                 f" {args.namespace!r} was asked for; remove one of them"
             )
@@ -848,39 +729,14 @@ def _delete_each(
         except ClientError as exc:
             if args.ignore_not_found and getattr(exc, "status", None) == 404:
                 continue
-            _error(str(exc))
+            error(str(exc))
             status = EXIT_FAILED
             continue
-        _say(f"{kind.label}/{name} deleted")
+        say(f"{kind.label}/{name} deleted")
     return status
 
 
 # -- registration ------------------------------------------------------------------------------
-
-
-def _run(
-    command: Callable[[argparse.Namespace], int], failure: int = EXIT_FAILED
-) -> Callable[[argparse.Namespace], int]:
-    """Turn the client's errors into messages and exit codes (`failure` for a failed request)."""
-
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return command(args)
-        except _Usage as exc:
-            args.parser.print_usage(sys.stderr)
-            _error(str(exc))
-            return EXIT_USAGE
-        except KubeconfigError as exc:
-            _error(str(exc))
-            return failure
-        except (ClientError, InvalidManifestError) as exc:
-            _error(str(exc))
-            return failure
-        except KeyboardInterrupt:
-            print(file=sys.stderr)
-            return EXIT_INTERRUPTED
-
-    return run
 
 
 def _cluster_options(parser: argparse.ArgumentParser) -> None:
@@ -909,7 +765,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         examples: str,
         run: Callable[..., int],
         *,
-        exit_status: str = EXIT_STATUS_HELP,
+        exit_status: str = _EXIT_STATUS_HELP,
         failure: int = EXIT_FAILED,
     ) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = sub.add_parser(
@@ -920,7 +776,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
             formatter_class=fmt,
         )
         _cluster_options(p)
-        p.set_defaults(run=_run(run, failure), parser=p)
+        p.set_defaults(run=run, parser=p, failure=failure)
         return p
 
     def files(p: argparse.ArgumentParser, required: bool) -> None:
@@ -978,8 +834,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "apply does.",
         "  t9k-sdk diff -f manifests/\n  t9k-sdk render jobs/ | t9k-sdk diff -f -",
         _cmd_diff,
-        exit_status="exit status (as kubectl diff):\n  0    no differences\n"
-        "  1    differences found\n  >1   invalid input, usage error, or a failed request",
+        exit_status=exit_status_help(DIFF_EXIT_CODES, " (as kubectl diff)"),
         failure=EXIT_DIFF_ERROR,
     )
     files(p, required=True)
@@ -1055,6 +910,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument(
         "--for",
         dest="for_",
+        type=_wait_target,
         default="phase=Succeeded",
         metavar="phase=PHASE|condition=TYPE[=True|False]",
         help="what to wait for (default: phase=Succeeded)",

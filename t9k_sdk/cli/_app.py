@@ -1,0 +1,84 @@
+"""`t9k-sdk`'s parser and `main`: every command is registered here and every error ends here.
+
+The commands are in `_offline` (render, validate, crds, convert, plan, install, completion) and
+`_cluster` (apply, diff, get, describe, wait, logs, pause, resume, scale, delete). Each returns an
+exit status of `t9k_sdk.cli._errors`; `main` turns what they raise into a message and a status:
+`UsageError` -> the command's usage, the message, `EXIT_USAGE`; a client or manifest error ->
+the message, `EXIT_FAILED` (`diff`: `EXIT_DIFF_ERROR`); Ctrl-C -> `EXIT_INTERRUPTED`; a closed
+standard output (`t9k-sdk render jobs/ | head`) -> `EXIT_OK`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from t9k_sdk import __version__
+from t9k_sdk.cli import _cluster, _offline
+from t9k_sdk.cli._errors import (
+    DIFF_EXIT_CODES,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    error,
+    exit_status_help,
+    exit_status_summary,
+)
+from t9k_sdk.client.errors import ClientError
+from t9k_sdk.errors import InvalidManifestError
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="t9k-sdk",
+        description="Render, validate and describe T9k training jobs"
+        " (GenericJob, DeepSpeedJob, ColossalAIJob).",
+        epilog="Run `t9k-sdk COMMAND --help` for the options of a command.\n"
+        + exit_status_summary()
+        + "\n\n"
+        + exit_status_help(title=" (all codes)")
+        + "\n\n"
+        + exit_status_help(DIFF_EXIT_CODES, " of diff (as kubectl diff)"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"t9k-sdk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _offline.add_commands(sub)
+    _cluster.add_commands(sub)
+    _offline.add_completion(sub, parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run `t9k-sdk` with `argv` (default: the process arguments); return the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, and argparse's usage errors
+        return (
+            exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)
+        )
+    failure: int = getattr(args, "failure", EXIT_FAILED)
+    try:
+        status: int = args.run(args)
+        sys.stdout.flush()
+    except UsageError as exc:
+        args.parser.print_usage(sys.stderr)
+        error(str(exc))
+        return EXIT_USAGE
+    except (ClientError, InvalidManifestError) as exc:
+        error(str(exc))
+        return failure
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `t9k-sdk render jobs/ | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    return status
