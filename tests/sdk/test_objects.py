@@ -48,9 +48,12 @@ def test_reads_metadata_and_status() -> None:
         "42",
     )
     assert m.generation == 3
-    assert m.labels == {"app": "train"} and m.annotations == {"note": "x"}
-    assert m.finalizers == ["f"] and m.deletion_timestamp
-    assert m.controller is not None and (m.controller.kind, m.controller.uid) == (
+    assert m.labels == {"app": "train"}
+    assert m.annotations == {"note": "x"}
+    assert m.finalizers == ["f"]
+    assert m.deletion_timestamp
+    assert m.controller is not None
+    assert (m.controller.kind, m.controller.uid) == (
         "GenericJob",
         "u-job",
     )
@@ -75,7 +78,9 @@ def test_reads_metadata_and_status() -> None:
 def test_odd_objects_read_as_empty(obj: dict[str, Any]) -> None:
     m = o.meta(obj)
     assert (m.name, m.namespace, m.uid, m.generation) == ("", "", "", 0)
-    assert m.labels == {} and m.owner_references == [] and m.controller is None
+    assert m.labels == {}
+    assert m.owner_references == []
+    assert m.controller is None
     assert m.finalizers == []
     assert o.status(obj) == {} or o.conditions(obj) == []
     assert o.phase(obj) == ""
@@ -115,17 +120,23 @@ def test_reads_a_pods_containers() -> None:
     main, sidecar, new = o.container_statuses(RUNNING_POD)
     assert (main.name, main.ready, main.restart_count) == ("main", False, 2)
     terminated = main.state.terminated
-    assert terminated is not None and main.state.waiting is None and not main.state.running
+    assert terminated is not None
+    assert main.state.waiting is None
+    assert not main.state.running
     assert (terminated.exit_code, terminated.reason, terminated.message) == (137, "OOMKilled", "m")
     last = main.last_state.terminated
-    assert last is not None and last.exit_code == 1 and last.reason == ""
+    assert last is not None
+    assert last.exit_code == 1
+    assert last.reason == ""
     # present but null: still waiting, with nothing more to say
     waiting = sidecar.state.waiting
-    assert (
-        sidecar.ready and waiting is not None and (waiting.reason, waiting.exit_code) == ("", None)
-    )
-    assert sidecar.restart_count == 0 and sidecar.last_state.terminated is None
-    assert new.state.running and new.state.terminated is None
+    assert sidecar.ready
+    assert waiting is not None
+    assert (waiting.reason, waiting.exit_code) == ("", None)
+    assert sidecar.restart_count == 0
+    assert sidecar.last_state.terminated is None
+    assert new.state.running
+    assert new.state.terminated is None
 
 
 JOB_STATUS: dict[str, Any] = {
@@ -163,7 +174,8 @@ def test_reads_a_jobs_tasks_and_replicas() -> None:
     first, second = o.replicas(JOB_STATUS)
     assert (first.name, first.uid, first.phase) == ("j-worker-0", "u0", "Failed")
     assert [c.name for c in first.containers] == ["side", "w", "x"]
-    assert first.exit_code == 3 and first.containers[2].message == "m"
+    assert first.exit_code == 3
+    assert first.containers[2].message == "m"
     assert (second.name, second.uid, second.containers, second.exit_code) == (
         "j-worker-1",
         "",
@@ -185,8 +197,14 @@ def test_reads_a_jobs_tasks_and_replicas() -> None:
     ],
 )
 def test_odd_pods_and_jobs_read_as_empty(obj: dict[str, Any]) -> None:
-    assert o.container_names(obj) == [] and o.tasks(obj) == [] and o.replicas(obj) == []
-    assert o.node_name(obj) in ("", "3") and o.status_reason(obj) == ""
+    assert o.container_names(obj) == []
+    assert o.tasks(obj) == []
+    assert o.replicas(obj) == []
+    assert o.node_name(obj) in ("", "3")
+    assert o.status_reason(obj) == ""
     for c in o.container_statuses(obj):
-        assert c.name == "" and c.restart_count == 0 and not c.state.running
-        assert c.state.waiting is None and c.last_state.terminated is None
+        assert c.name == ""
+        assert c.restart_count == 0
+        assert not c.state.running
+        assert c.state.waiting is None
+        assert c.last_state.terminated is None
