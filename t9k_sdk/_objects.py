@@ -231,9 +231,12 @@ def conditions(obj: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
     """The condition of that `type` in `status.conditions`, if present."""
-    for c in conditions(obj):
-        if c.get("type") == type_:
-            return c
+    value = status(obj).get("conditions")
+    if not isinstance(value, list):
+        return None
+    for c in value:
+        if (type(c) is dict or _is_mapping(c)) and c.get("type") == type_:
+            return c  # type: ignore[no-any-return]
     return None
 
 

@@ -63,10 +63,6 @@ def restart_allowed(group: ReplicaGroup, outcome: str, exit_code: int | None, us
     return True  # OnFailure
 
 
-def _exit_code_of(entry: Mapping[str, Any]) -> int | None:
-    return o.Replica(entry).exit_code
-
-
 def reconcile(job_manifest: Mapping[str, Any], observed: Observed, *, now: datetime) -> Plan:
     """One reconcile pass for one job. Pure: the same inputs give the same plan."""
     with warnings.catch_warnings():
@@ -108,9 +104,7 @@ class _Pass:
         self.raw = raw
         self.prev: dict[str, Any] = dict(o.status(raw))
         self.prev_phase = o.phase(raw)
-        self.prev_entries: dict[str, Mapping[str, Any]] = {
-            r.name: r.raw for r in o.replicas(raw) if r.name
-        }
+        self.prev_entries: dict[str, o.Replica] = {r.name: r for r in o.replicas(raw) if r.name}
         self.restarts: Counter[str] = Counter(
             {t.type: t.restart_count for t in o.tasks(raw) if t.type}
         )
@@ -301,15 +295,15 @@ class _Pass:
         pod = self.pods.get(slot.name)
         prev = self.prev_entries.get(slot.name)
         group = self.rules.group(slot.replica_type)
-        prev_finished = prev is not None and o.Replica(prev).phase in _FINISHED
+        prev_finished = prev is not None and prev.phase in _FINISHED
         if pod is None and self.blocked:  # a foreign object holds a name: create nothing
             if prev is not None:
-                self.entries[slot.name] = prev
+                self.entries[slot.name] = prev.raw
             return
         if pod is None:
             if prev is not None and prev_finished:
-                outcome = str(prev["phase"])
-                code = _exit_code_of(prev)
+                outcome = prev.phase
+                code = prev.exit_code
                 if restart_allowed(group, outcome, code, self._used(slot)):
                     self._count_restart(slot)
                     self._create_pod(slot, mode, f"restart after {outcome.lower()}")
@@ -322,7 +316,7 @@ class _Pass:
                         )
                     )
                 else:
-                    self._finished_for_good(slot, prev, outcome, code)
+                    self._finished_for_good(slot, prev.raw, outcome, code)
             else:
                 self._create_pod(slot, mode, "missing")
                 # Recorded by the operator only once the create went through (a refused create
@@ -337,15 +331,15 @@ class _Pass:
                 )
             return
         if pod.terminating:
-            if prev is not None and prev_finished and o.Replica(prev).uid == pod.uid:
+            if prev is not None and prev_finished and prev.uid == pod.uid:
                 # deleted for a restart: keep the outcome until the replacement is planned
-                self.entries[slot.name] = prev
-                outcome = str(prev["phase"])
-                code = _exit_code_of(prev)
+                self.entries[slot.name] = prev.raw
+                outcome = prev.phase
+                code = prev.exit_code
                 if restart_allowed(group, outcome, code, self._used(slot)):
                     self.pending_restarts[self._scope(slot)] += 1
                 else:
-                    self._finished_for_good(slot, prev, outcome, code)
+                    self._finished_for_good(slot, prev.raw, outcome, code)
             else:
                 self.entries[slot.name] = self._entry(slot, pod)
             return
@@ -405,7 +399,7 @@ class _Pass:
             entry["phase"] = ReplicaPhase.DELETED.value
             self.entries[slot.name] = entry
         elif prev is not None:
-            self.entries[slot.name] = {**prev, "phase": ReplicaPhase.DELETED.value}
+            self.entries[slot.name] = {**prev.raw, "phase": ReplicaPhase.DELETED.value}
         else:
             self.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.DELETED.value}
 
@@ -416,13 +410,13 @@ class _Pass:
             if pod is not None:
                 entry = self._entry(slot, pod)
                 if pod.terminating and prev is not None:
-                    entry = {**prev, "phase": ReplicaPhase.DELETED.value}
+                    entry = {**prev.raw, "phase": ReplicaPhase.DELETED.value}
                 self.entries[slot.name] = entry
             elif prev is not None:
                 self.entries[slot.name] = (
-                    prev
-                    if o.Replica(prev).phase == ReplicaPhase.DELETED.value
-                    else {**prev, "phase": ReplicaPhase.DELETED.value}
+                    prev.raw
+                    if prev.phase == ReplicaPhase.DELETED.value
+                    else {**prev.raw, "phase": ReplicaPhase.DELETED.value}
                 )
         failed = o.condition(self.raw, JobConditionType.FAILED.value)
         # a pass interrupted after the status write: the deadline's deletions still happen

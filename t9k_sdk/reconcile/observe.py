@@ -102,8 +102,10 @@ def observe_pod(pod: Mapping[str, Any]) -> PodView:
     meta = o.meta(pod)
     raw_phase = o.phase(pod) or "Pending"
     terminating = bool(meta.deletion_timestamp)
-    order = {name: i for i, name in enumerate(o.container_names(pod))}
-    statuses = sorted(o.container_statuses(pod), key=lambda c: order.get(c.name, len(order)))
+    statuses = o.container_statuses(pod)
+    if len(statuses) > 1:  # in the order of spec.containers (most pods have one container)
+        order = {name: i for i, name in enumerate(o.container_names(pod))}
+        statuses.sort(key=lambda c: order.get(c.name, len(order)))
     containers = tuple(_container(c) for c in statuses)
     if terminating:
         phase = ReplicaPhase.DELETED
