@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, get_ar
 import pulumi
 import pulumi_kubernetes as k8s
 
+from t9k_sdk import _objects as o
 from t9k_sdk import builders, codecs, models
 from t9k_sdk.builders._common import register_argument_hook
 from t9k_sdk.codecs import AnyJob
@@ -344,8 +345,8 @@ class _JobComponent(pulumi.ComponentResource):
         self.custom_resource = resource
         meta: pulumi.Output[Any] = resource.metadata
         self.name = meta.apply(lambda m: str(m["name"]))
-        self.namespace = meta.apply(lambda m: str(m.get("namespace") or ""))
-        self.uid = meta.apply(lambda m: str(m.get("uid") or ""))
+        self.namespace = meta.apply(lambda m: o.Meta(o.mapping(m)).namespace)
+        self.uid = meta.apply(lambda m: o.Meta(o.mapping(m)).uid)
         if await_phase is None:
             self.phase = pulumi.Output.from_input(None)
         else:
@@ -543,26 +544,26 @@ def _checked_phase(
     kind: str, wanted: AwaitPhase, metadata: Mapping[str, Any] | None, status: Any
 ) -> str | None:
     """The phase `up` ended on; raises `JobFailedError` (failing `up`) when the job failed."""
-    status = status if isinstance(status, Mapping) else {}
-    phase = status.get("phase")
+    job = {"metadata": metadata, "status": status}
+    phase = o.phase(job)
     if phase == models.JobPhase.FAILED.value:
-        meta = metadata or {}
-        name, namespace = meta.get("name", ""), meta.get("namespace")
+        meta = o.meta(job)
+        name, namespace = meta.name, meta.namespace
         where, ns_flag = (
             (f" in namespace {namespace}", f" -n {namespace}") if namespace else ("", "")
         )
         raise JobFailedError(
             f"{kind} {name!r}{where} failed while `up` waited for it to be {wanted}:"
-            f" {_failure_reason(status)}. Details: t9k-sdk describe {kind} {name}{ns_flag}"
+            f" {_failure_reason(job)}. Details: t9k-sdk describe {kind} {name}{ns_flag}"
         )
-    return str(phase) if phase is not None else None
+    return phase or None
 
 
-def _failure_reason(status: Mapping[str, Any]) -> str:
+def _failure_reason(job: Mapping[str, Any]) -> str:
     """Why the job failed: the ReplicaFailure condition (which pod, exit code, termination
     message; the operator sets it whenever a job fails), else the Failed condition."""
     messages: dict[str, str] = {}
-    for condition in status.get("conditions") or ():
+    for condition in o.conditions(job):
         text = condition.get("message") or condition.get("reason")
         if condition.get("status") == "True" and text:
             messages[str(condition.get("type"))] = str(text)
