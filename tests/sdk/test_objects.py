@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from t9k_sdk import _objects as o
+from t9k_sdk import models
 
 POD: dict[str, Any] = {
     "apiVersion": "v1",
@@ -24,7 +25,7 @@ POD: dict[str, Any] = {
         "ownerReferences": [
             {"apiVersion": "v1", "kind": "Other", "name": "o", "uid": "u-o"},
             {
-                "apiVersion": "batch.tensorstack.dev/v1beta1",
+                "apiVersion": models.API_VERSION,
                 "kind": "GenericJob",
                 "name": "train",
                 "uid": "u-job",
