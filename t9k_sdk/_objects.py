@@ -493,4 +493,12 @@ def tasks(job: Mapping[str, Any]) -> list[Task]:
 
 def replicas(job: Mapping[str, Any]) -> list[Replica]:
     """Every `status.tasks[].replicas[]` entry of a T9k job, task by task."""
-    return [r for t in tasks(job) for r in t.replicas]
+    value = status(job).get("tasks")
+    if not isinstance(value, list):
+        return []
+    out = []
+    for t in value:
+        entries = t.get("replicas") if type(t) is dict or _is_mapping(t) else None
+        if isinstance(entries, list):
+            out += [Replica(r) for r in entries if type(r) is dict or _is_mapping(r)]
+    return out

@@ -104,7 +104,9 @@ class _Pass:
         self.raw = raw
         self.prev: dict[str, Any] = dict(o.status(raw))
         self.prev_phase = o.phase(raw)
-        self.prev_entries: dict[str, o.Replica] = {r.name: r for r in o.replicas(raw) if r.name}
+        self.prev_entries: dict[str, o.Replica] = {
+            name: r for r in o.replicas(raw) if (name := r.name)
+        }
         self.restarts: Counter[str] = Counter(
             {t.type: t.restart_count for t in o.tasks(raw) if t.type}
         )

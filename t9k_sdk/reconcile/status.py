@@ -161,7 +161,7 @@ def phase_and_conditions(
         events.append(Event("Normal" if ok else "Warning", result, message))
         return phase, conditions.wire(), events
 
-    active = [r for r in replicas if r.name not in final]
+    active = [r for r in replicas if r.name not in final] if final else replicas
     running = [r for r in active if r.phase == ReplicaPhase.RUNNING.value]
     all_running = bool(active) and len(running) == len(active)
     issue = _issue(active, pods)
