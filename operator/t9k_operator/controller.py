@@ -46,6 +46,7 @@ from t9k_operator.resources import (
 from t9k_operator.sshkeys import generate_ssh_key
 from t9k_operator.workqueue import Backoff, WorkQueue
 from t9k_sdk import _objects as o
+from t9k_sdk import models
 from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, names, ownership
 
 __all__ = [
@@ -63,7 +64,7 @@ log = logging.getLogger(__name__)
 JobKey = tuple[str, str, str]
 """(kind, namespace, name) of a job."""
 
-SSH_KINDS = frozenset({"DeepSpeedJob", "ColossalAIJob"})
+SSH_KINDS = frozenset({models.DeepSpeedJob.KIND, models.ColossalAIJob.KIND})
 """Kinds whose pods reach each other over SSH and so need a key pair in `<job>-ssh`."""
 
 

@@ -50,13 +50,13 @@ TIMEOUT_SECONDS: Final = "pulumi.com/timeoutSeconds"
 
 _RESUME_SPECS = "spec.runMode.pause.resumeSpecs"
 REPLACE_ON_CHANGES: Final[Mapping[str, tuple[str, ...]]] = {
-    "GenericJob": (
+    models.GenericJob.KIND: (
         "spec.replicaSpecs",
         "spec.service",
         "spec.scheduler",
         _RESUME_SPECS,
     ),
-    "DeepSpeedJob": (
+    models.DeepSpeedJob.KIND: (
         "spec.worker",
         "spec.config",
         "spec.disableCustomEnv",
@@ -65,7 +65,7 @@ REPLACE_ON_CHANGES: Final[Mapping[str, tuple[str, ...]]] = {
         "spec.elastic.maxReplicas",
         _RESUME_SPECS,
     ),
-    "ColossalAIJob": (
+    models.ColossalAIJob.KIND: (
         "spec.replicaSpecs",
         "spec.torchConfig",
         "spec.ssh",
@@ -370,7 +370,7 @@ class GenericJob(_JobComponent):
     update it in place.
     """
 
-    KIND: ClassVar[str] = "GenericJob"
+    KIND: ClassVar[str] = models.GenericJob.KIND
 
     def __init__(
         self, resource_name: str, args: GenericJobArgs, opts: pulumi.ResourceOptions | None = None
@@ -381,7 +381,7 @@ class GenericJob(_JobComponent):
 class DeepSpeedJob(_JobComponent):
     """A DeepSpeedJob deployed by Pulumi; see `GenericJob` for the arguments and outputs."""
 
-    KIND: ClassVar[str] = "DeepSpeedJob"
+    KIND: ClassVar[str] = models.DeepSpeedJob.KIND
 
     def __init__(
         self,
@@ -395,7 +395,7 @@ class DeepSpeedJob(_JobComponent):
 class ColossalAIJob(_JobComponent):
     """A ColossalAIJob deployed by Pulumi; see `GenericJob` for the arguments and outputs."""
 
-    KIND: ClassVar[str] = "ColossalAIJob"
+    KIND: ClassVar[str] = models.ColossalAIJob.KIND
 
     def __init__(
         self,
