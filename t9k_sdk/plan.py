@@ -11,7 +11,6 @@ import shlex
 from collections.abc import Iterable
 from typing import Any
 
-from t9k_sdk import codecs
 from t9k_sdk._yaml import dump_documents
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.reconcile import desired_children
@@ -57,8 +56,7 @@ def plan_summary(jobs: Iterable[AnyJob]) -> str:
     """A readable outline: per job, each object, and for pods the training command."""
     lines: list[str] = []
     for job in jobs:
-        manifest = codecs.to_manifest(job)
-        namespace = manifest["metadata"].get("namespace") or "(current namespace)"
+        namespace = job.metadata.namespace or "(current namespace)"
         lines.append(f"{job.kind} {job.name!r} in {namespace} would own:")
         for obj in plan_objects(job):
             kind, name = obj["kind"], obj["metadata"]["name"]

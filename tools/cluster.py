@@ -521,7 +521,7 @@ def _applied_digests(api: Api, base: str) -> dict[str, str]:
         return {}
     digests = {}
     for item in body.get("items") or []:
-        annotations = item.get("metadata", {}).get("annotations") or {}
+        annotations = (item.get("metadata") or {}).get("annotations") or {}
         if DIGEST_ANNOTATION in annotations:
             digests[item["metadata"]["name"]] = annotations[DIGEST_ANNOTATION]
     return digests
@@ -570,8 +570,7 @@ def install_crds(api: Api, timeout: float = 30.0) -> tuple[list[str], list[str],
         status, body = api.request("GET", f"{base}/{name}")
         if status != 200 or not isinstance(body, dict):
             return False
-        conditions = body.get("status", {}).get("conditions") or []
-        return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+        return _condition_true(body, "Established")
 
     pending = applied
     deadline = time.monotonic() + timeout
@@ -660,6 +659,13 @@ def _node_manifest(node: FakeNode) -> dict[str, Any]:
     }
 
 
+def _condition_true(obj: dict[str, Any], type_: str) -> bool:
+    """Whether `obj` has the condition `type_` with status True (the script stays free of
+    t9k_sdk, whose `_objects.condition` does this for the rest of the code)."""
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == type_ and c.get("status") == "True" for c in conditions)
+
+
 def _nodes_schedulable(api: Api) -> bool:
     """All fake nodes Ready and without the not-ready taint (so the scheduler will use them)."""
     status, body = api.request("GET", "/api/v1/nodes?labelSelector=type%3Dkwok")
@@ -667,10 +673,10 @@ def _nodes_schedulable(api: Api) -> bool:
         return False
     ready = set()
     for item in body.get("items", []):
-        conditions = item.get("status", {}).get("conditions") or []
-        is_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-        taints = item.get("spec", {}).get("taints") or []
-        if is_ready and not any(t.get("key", "").startswith("node.kubernetes.io/") for t in taints):
+        taints = (item.get("spec") or {}).get("taints") or []
+        if _condition_true(item, "Ready") and not any(
+            t.get("key", "").startswith("node.kubernetes.io/") for t in taints
+        ):
             ready.add(item["metadata"]["name"])
     return ready >= {n.name for n in FAKE_NODES}
 

@@ -34,6 +34,8 @@ from t9k_operator.informer import Informer, WatchSource, resource_version
 from t9k_operator.logs import fields
 from t9k_operator.sshkeys import generate_ssh_key
 from t9k_operator.workqueue import Backoff, WorkQueue
+from t9k_sdk import _objects as o
+from t9k_sdk import models
 from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
     CONFIG_MAPS,
@@ -62,7 +64,7 @@ log = logging.getLogger(__name__)
 JobKey = tuple[str, str, str]
 """(kind, namespace, name) of a job."""
 
-SSH_KINDS = frozenset({"DeepSpeedJob", "ColossalAIJob"})
+SSH_KINDS = frozenset({models.DeepSpeedJob.KIND, models.ColossalAIJob.KIND})
 """Kinds whose pods reach each other over SSH and so need a key pair in `<job>-ssh`."""
 
 
@@ -268,8 +270,7 @@ class Controller:
                 continue
             owner = names.owner_of(obj)
             if owner is not None:
-                namespace = str((obj.get("metadata") or {}).get("namespace") or "")
-                keys.add((owner[0], namespace, owner[1]))
+                keys.add((owner[0], o.meta(obj).namespace, owner[1]))
         for key in keys:
             self.queue.add(key)
 
@@ -312,7 +313,7 @@ class Controller:
         kind, namespace, name = key
         informer = self.jobs.get(kind)
         job = informer.store.get(namespace, name) if informer is not None else None
-        if job is None or (job.get("metadata") or {}).get("deletionTimestamp"):
+        if job is None or o.meta(job).deletion_timestamp:
             self._clear_expectations(key)
             with self._expect_lock:
                 self._failures.pop(key, None)
@@ -331,8 +332,8 @@ class Controller:
         """The job's children from the caches (by controller uid, never by name or label), plus
         what the core must know about: refused writes, and foreign objects holding child names
         (read again from the API server, since the caches only hold objects with our labels)."""
-        meta = job.get("metadata") or {}
-        uid = str(meta.get("uid") or "")
+        meta = o.meta(job)
+        uid = meta.uid
         foreign = self._refresh_foreign(key, uid)
 
         def observed(resource: Resource) -> tuple[Manifest, ...]:
@@ -342,8 +343,8 @@ class Controller:
         secrets = observed(SECRETS)
         ssh_key = None
         if job.get("kind") in SSH_KINDS:
-            secret_name = names.ssh_secret_name(str(meta.get("name")))
-            held = any((s.get("metadata") or {}).get("name") == secret_name for s in secrets)
+            secret_name = names.ssh_secret_name(meta.name)
+            held = any(o.meta(s).name == secret_name for s in secrets)
             if not held:  # only the job's own Secret (or a foreign one, reported) spares a key
                 ssh_key = self._ssh_keygen()
         with self._expect_lock:
@@ -384,8 +385,10 @@ class Controller:
 
     def _prune_failures(self, key: JobKey, plan: Plan) -> None:
         """Forget refusals of writes the job no longer wants (its spec changed)."""
-        planned = {("create", str(m.get("kind")), _name(m)) for m in plan.create}
-        planned |= {("update", str(u.manifest.get("kind")), _name(u.manifest)) for u in plan.update}
+        planned = {("create", str(m.get("kind")), o.meta(m).name) for m in plan.create}
+        planned |= {
+            ("update", str(u.manifest.get("kind")), o.meta(u.manifest).name) for u in plan.update
+        }
         with self._expect_lock:
             failures = self._failures.get(key)
             if failures is None:
@@ -425,7 +428,7 @@ class Controller:
                 if err.not_found:
                     return PassResult("skipped", plan, tuple(actions))
                 raise
-            job_resource = resource_for(str(job.get("apiVersion")), str(job.get("kind")))
+            job_resource = _resource_of(job)
             expect.present.append((job_resource, namespace, key[2], resource_version(job)))
             did(
                 "write status",
@@ -440,7 +443,7 @@ class Controller:
         done: set[str] = (
             set()
         )  # the creates and deletes carried out, for the Events that report them
-        job_uid = str((job.get("metadata") or {}).get("uid") or "")
+        job_uid = o.meta(job).uid
         # Once the status is written, its transition Events must be recorded even if a child
         # action below fails: the next pass sees the new status and has no transition left.
         try:
@@ -466,8 +469,8 @@ class Controller:
 
             for update in plan.update:
                 manifest = update.manifest
-                resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
-                obj_name = str((manifest.get("metadata") or {}).get("name"))
+                resource = _resource_of(manifest)
+                obj_name = o.meta(manifest).name
                 try:
                     self.cluster.replace(manifest, namespace)
                 except ApiError as err:
@@ -489,8 +492,8 @@ class Controller:
             # Children come before the pods that mount them: the first create that is refused,
             # or that finds someone else's object under the name, ends the creates.
             for manifest in plan.create:
-                resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
-                obj_name = str((manifest.get("metadata") or {}).get("name"))
+                resource = _resource_of(manifest)
+                obj_name = o.meta(manifest).name
                 what = f"{resource.kind}/{obj_name}"
                 try:
                     created = self.cluster.create(manifest, namespace)
@@ -567,8 +570,8 @@ class Controller:
                 return False
         for resource, namespace, name, uid in expect.absent:
             cached = self._store(resource).get(namespace, name)
-            meta = (cached or {}).get("metadata") or {}
-            if str(meta.get("uid")) == uid and not meta.get("deletionTimestamp"):
+            meta = o.meta(cached or {})
+            if meta.uid == uid and not meta.deletion_timestamp:
                 self._requeue_at_deadline(key, expect)
                 return False
         self._clear_expectations(key)
@@ -598,13 +601,14 @@ def _failure(action: str, resource: Resource, name: str, err: ApiError) -> Child
     )
 
 
-def _name(manifest: Mapping[str, Any]) -> str:
-    return str((manifest.get("metadata") or {}).get("name"))
+def _resource_of(obj: Mapping[str, Any]) -> Resource:
+    """The resource of an object, from its apiVersion and kind."""
+    return resource_for(str(obj.get("apiVersion")), str(obj.get("kind")))
 
 
 def _metadata_only(resource: Resource, obj: Mapping[str, Any]) -> Manifest:
     """A foreign object as the core needs it: never keep someone else's data or keys."""
-    meta = obj.get("metadata") or {}
+    meta = o.meta(obj).raw
     keep = ("name", "namespace", "uid", "resourceVersion", "ownerReferences", "labels")
     return {
         "apiVersion": resource.api_version,
@@ -614,5 +618,4 @@ def _metadata_only(resource: Resource, obj: Mapping[str, Any]) -> Manifest:
 
 
 def _job_key(job: Mapping[str, Any]) -> JobKey:
-    meta = job.get("metadata") or {}
-    return str(job.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    return (str(job.get("kind")), *o.key(job))

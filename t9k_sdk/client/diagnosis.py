@@ -13,17 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from t9k_sdk import _objects as o
 from t9k_sdk import models
+from t9k_sdk._objects import condition
 from t9k_sdk.client.format import human_age
 from t9k_sdk.client.logs import replica_name
-from t9k_sdk.client.status import (
-    BARRIER_PREFIX,
-    STUCK_REASONS,
-    JobEvent,
-    condition,
-    parse_time,
-    phase_of,
-)
+from t9k_sdk.client.status import BARRIER_PREFIX, STUCK_REASONS, JobEvent, parse_time, phase_of
+from t9k_sdk.reconcile import names
 
 __all__ = ["Finding", "PodInfo", "diagnose", "pod_info"]
 
@@ -68,76 +64,71 @@ class PodInfo:
     created: datetime | None
 
 
-def _containers(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list((pod.get("status") or {}).get("containerStatuses") or ())
-
-
 def _unschedulable(pod: Mapping[str, Any]) -> str | None:
-    for c in (pod.get("status") or {}).get("conditions") or ():
-        if c.get("type") == "PodScheduled" and c.get("status") == "False":
-            return str(c.get("message") or c.get("reason") or "not scheduled")
-    return None
+    c = condition(pod, "PodScheduled")
+    if c is None or c.get("status") != "False":
+        return None
+    return str(c.get("message") or c.get("reason") or "not scheduled")
 
 
-def _describe_state(status: Mapping[str, Any]) -> tuple[str, str]:
-    state = status.get("state") or {}
-    if "running" in state:
+def _describe_state(container: o.PodContainer) -> tuple[str, str]:
+    state = container.state
+    if state.running:
         return "Running", ""
-    if "waiting" in state:
-        w = state["waiting"] or {}
-        return f"Waiting: {w.get('reason', '')}".rstrip(": "), str(w.get("message") or "")
-    if "terminated" in state:
-        t = state["terminated"] or {}
-        text = f"Terminated: {t.get('reason') or 'Unknown'} (exit code {t.get('exitCode')})"
-        return text, str(t.get("message") or "").strip()
+    if (w := state.waiting) is not None:
+        return f"Waiting: {w.reason}".rstrip(": "), w.message
+    if (t := state.terminated) is not None:
+        text = f"Terminated: {t.reason or 'Unknown'} (exit code {t.exit_code})"
+        return text, t.message.strip()
     return "Unknown", ""
+
+
+def _telling_first(container: o.PodContainer) -> tuple[int, int]:
+    """Sort key: a waiting or failed container before a running one."""
+    state = container.state
+    terminated = state.terminated
+    return (
+        0 if state.waiting is not None else 1,
+        0 if terminated is not None and terminated.exit_code else 1,
+    )
 
 
 def pod_info(pod: Mapping[str, Any]) -> PodInfo:
     """Summarise a raw pod for a table."""
-    meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    containers = _containers(pod)
-    restarts = sum(int(c.get("restartCount") or 0) for c in containers)
-    phase = str(status.get("phase") or "Pending")
-    if meta.get("deletionTimestamp"):
+    meta = o.meta(pod)
+    containers = o.container_statuses(pod)
+    restarts = sum(c.restart_count for c in containers)
+    phase = o.phase(pod) or "Pending"
+    if meta.deletion_timestamp:
         phase = "Terminating"
     state, message = "", ""
-    # The most telling container: a waiting or failed one before a running one.
-    ranked = sorted(
-        containers,
-        key=lambda c: (
-            0 if "waiting" in (c.get("state") or {}) else 1,
-            0 if ((c.get("state") or {}).get("terminated") or {}).get("exitCode") else 1,
-        ),
-    )
+    ranked = sorted(containers, key=_telling_first)
     if ranked:
         state, message = _describe_state(ranked[0])
     unschedulable = _unschedulable(pod)
     if unschedulable and not containers:
         state, message = "Unschedulable", unschedulable
     elif not containers:
-        state = "Scheduled" if spec.get("nodeName") else "Not scheduled yet"
+        state = "Scheduled" if o.node_name(pod) else "Not scheduled yet"
     return PodInfo(
-        name=str(meta.get("name", "")),
+        name=meta.name,
         replica=replica_name(pod),
         phase=phase,
-        node=str(spec.get("nodeName") or ""),
+        node=o.node_name(pod),
         restarts=restarts,
         state=state,
         message=message,
-        uid=str(meta.get("uid", "")),
-        created=parse_time(meta.get("creationTimestamp")),
+        uid=meta.uid,
+        created=parse_time(meta.creation_timestamp),
     )
 
 
 def _requests(pod: Mapping[str, Any]) -> str:
     """`nvidia.com/gpu=99, cpu=4`: what the pod's containers ask for in all."""
     totals: dict[str, list[str]] = {}
-    for c in (pod.get("spec") or {}).get("containers") or ():
-        resources = c.get("resources") or {}
-        asked = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    for c in o.spec(pod).get("containers") or ():
+        resources = o.mapping(c.get("resources"))
+        asked = {**o.mapping(resources.get("limits")), **o.mapping(resources.get("requests"))}
         for key, value in asked.items():
             totals.setdefault(str(key), []).append(str(value))
     return ", ".join(f"{k}={'+'.join(v)}" for k, v in sorted(totals.items()))
@@ -165,7 +156,7 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
     if info.phase == "Terminating":
         return [Finding("info", subject, "is being deleted")]
     unschedulable = _unschedulable(pod)
-    if unschedulable and not (pod.get("spec") or {}).get("nodeName"):
+    if unschedulable and not o.node_name(pod):
         asked = _requests(pod)
         advice = (
             f"it asks for {asked}; lower the request, or wait until a node has room"
@@ -173,28 +164,27 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
             else "check its node selector, affinity and tolerations against the nodes"
         )
         out.append(Finding("error", subject, f"cannot be scheduled: {unschedulable}", advice))
-    for status in _containers(pod):
-        name = status.get("name")
-        state = status.get("state") or {}
-        waiting = state.get("waiting")
-        if waiting:
-            reason = str(waiting.get("reason") or "")
-            message = str(waiting.get("message") or "")
+    for container in o.container_statuses(pod):
+        name = container.name
+        state = container.state
+        waiting = state.waiting
+        if waiting is not None and waiting.raw:
+            reason = waiting.reason
+            message = waiting.message
             detail = f": {message}" if message else ""
             severity: Severity = "error" if reason in STUCK_REASONS else "info"
             hint = _HINTS.get(reason)
             if reason == "CrashLoopBackOff":
-                last = (status.get("lastState") or {}).get("terminated") or {}
-                code = last.get("exitCode")
-                if code is not None:
-                    detail += f" (last exit code {code})"
+                last = container.last_state.terminated
+                if last is not None and last.exit_code is not None:
+                    detail += f" (last exit code {last.exit_code})"
                 hint = f"read its log: t9k-sdk logs {kind} {job} {_replica_flags(pod)}"
             out.append(
                 Finding(severity, subject, f"container {name} is waiting: {reason}{detail}", hint)
             )
-        terminated = state.get("terminated") or {}
-        code = terminated.get("exitCode")
-        message = str(terminated.get("message") or "").strip()
+        terminated = state.terminated
+        code = terminated.exit_code if terminated is not None else None
+        message = terminated.message.strip() if terminated is not None else ""
         if message.startswith(BARRIER_PREFIX):
             out.append(
                 Finding(
@@ -205,8 +195,8 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
                     " workers' state and logs, and that the image has sshd (spec.ssh.sshdPath)",
                 )
             )
-        elif code not in (None, 0):
-            reason = terminated.get("reason") or "Error"
+        elif terminated is not None and code not in (None, 0):
+            reason = terminated.reason or "Error"
             text = f"container {name} exited with code {code} ({reason})"
             if message:
                 text += f": {message}"
@@ -216,18 +206,18 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
                 else f"read its log: t9k-sdk logs {kind} {job} {_replica_flags(pod)}"
             )
             out.append(Finding("error", subject, text, hint))
-        restarts = int(status.get("restartCount") or 0)
+        restarts = container.restart_count
         if restarts:
-            last = (status.get("lastState") or {}).get("terminated") or {}
-            detail = f", last exit code {last.get('exitCode')}" if last else ""
+            last = container.last_state.terminated
+            detail = f", last exit code {last.exit_code}" if last is not None and last.raw else ""
             out.append(
                 Finding(
                     "warning", subject, f"container {name} restarted {_times(restarts)}{detail}"
                 )
             )
-    pod_reason = (pod.get("status") or {}).get("reason")
+    pod_reason = o.status_reason(pod)
     if info.phase == "Failed" and pod_reason and not any(f.severity == "error" for f in out):
-        message = (pod.get("status") or {}).get("message") or ""
+        message = o.status_message(pod)
         out.append(Finding("error", subject, f"failed: {pod_reason} {message}".strip()))
     return out
 
@@ -237,9 +227,9 @@ def _times(n: int) -> str:
 
 
 def _replica_flags(pod: Mapping[str, Any]) -> str:
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    rtype = labels.get("replica-type")
-    index = labels.get("replica-index")
+    labels = o.meta(pod).labels
+    rtype = labels.get(names.REPLICA_TYPE)
+    index = labels.get(names.REPLICA_INDEX)
     flags = f"--type {rtype}" if rtype else ""
     return f"{flags} --index {index}" if index not in (None, "") else flags
 
@@ -251,17 +241,16 @@ def diagnose(
     now: datetime,
 ) -> list[Finding]:
     """Findings about a job (its manifest with status), its live pods and their events."""
-    meta = job.get("metadata") or {}
+    meta = o.meta(job)
     kind = str(job.get("kind", "job"))
-    name = str(meta.get("name", ""))
+    name = meta.name
     short = kind.lower()
     out: list[Finding] = []
-    status = job.get("status") or {}
     phase = phase_of(job)
-    created = parse_time(meta.get("creationTimestamp"))
+    created = parse_time(meta.creation_timestamp)
     age = (now - created).total_seconds() if created else 0.0
 
-    if not status:
+    if not o.status(job):
         if age > NO_STATUS_AFTER:
             out.append(
                 Finding(
@@ -299,34 +288,32 @@ def diagnose(
             )
         )
     running = condition(job, models.JobConditionType.RUNNING.value)
-    for task in status.get("tasks") or ():
-        count = int(task.get("restartCount") or 0)
-        if count:
+    for task in o.tasks(job):
+        if task.restart_count:
             out.append(
                 Finding(
                     "warning",
                     "job",
-                    f"the operator restarted {task.get('type')} replicas {_times(count)}",
+                    f"the operator restarted {task.type} replicas {_times(task.restart_count)}",
                 )
             )
-    for pod in sorted(pods, key=lambda p: str((p.get("metadata") or {}).get("name", ""))):
+    for pod in sorted(pods, key=lambda p: o.meta(p).name):
         out.extend(_pod_findings(pod, short, name))
     # What the job's status remembers of pods that are gone (cleaned up, restarted).
-    live = {str((p.get("metadata") or {}).get("name", "")) for p in pods}
-    for task in status.get("tasks") or ():
-        for replica in task.get("replicas") or ():
-            if replica.get("name") in live:
-                continue
-            for c in replica.get("containers") or ():
-                message = str(c.get("message") or "").strip()
-                if message.startswith(BARRIER_PREFIX):
-                    out.append(
-                        Finding(
-                            "error",
-                            f"pod {replica.get('name')}",
-                            f"the launcher's readiness barrier gave up: {message}",
-                        )
+    live = {o.meta(p).name for p in pods}
+    for replica in o.replicas(job):
+        if replica.name in live:
+            continue
+        for c in replica.containers:
+            message = c.message.strip()
+            if message.startswith(BARRIER_PREFIX):
+                out.append(
+                    Finding(
+                        "error",
+                        f"pod {replica.name}",
+                        f"the launcher's readiness barrier gave up: {message}",
                     )
+                )
     if (
         running is not None
         and running.get("status") == "False"
@@ -350,7 +337,7 @@ def diagnose(
         None,
         models.JobPhase.PENDING.value,
     ):
-        running_pods = sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running")
+        running_pods = sum(1 for p in pods if o.phase(p) == "Running")
         if phase == models.JobPhase.RUNNING.value:
             out.append(Finding("info", "job", f"{running_pods} of {len(pods)} pods are running"))
         elif pods:

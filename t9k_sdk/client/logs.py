@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from t9k_sdk import _objects as o
 from t9k_sdk.reconcile import names
 
 __all__ = [
@@ -102,17 +103,17 @@ class PodFeed(Protocol):
 
 def replica_name(pod: Mapping[str, Any]) -> str:
     """`worker-0` from the pod's replica-type and replica-index labels (the pod name otherwise)."""
-    meta = pod.get("metadata") or {}
-    labels = meta.get("labels") or {}
+    meta = o.meta(pod)
+    labels = meta.labels
     rtype = labels.get(names.REPLICA_TYPE)
     if not rtype:
-        return str(meta.get("name", "?"))
+        return meta.name or "?"
     index = labels.get(names.REPLICA_INDEX)
     return f"{rtype}-{index}" if index not in (None, "") else str(rtype)
 
 
 def _selected(pod: Mapping[str, Any], replica_type: str | None, index: int | None) -> bool:
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = o.meta(pod).labels
     if replica_type is not None and labels.get(names.REPLICA_TYPE) != replica_type:
         return False
     return index is None or labels.get(names.REPLICA_INDEX) == str(index)
@@ -120,12 +121,10 @@ def _selected(pod: Mapping[str, Any], replica_type: str | None, index: int | Non
 
 def _container_of(pod: Mapping[str, Any], wanted: str | None) -> tuple[str | None, list[str]]:
     """(container to read or None, all container names)."""
-    spec = pod.get("spec") or {}
-    containers = [str(c.get("name")) for c in spec.get("containers") or ()]
+    containers = o.container_names(pod)
     if wanted is not None:
         return (wanted if wanted in containers else None), containers
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
-    default = annotations.get("kubectl.kubernetes.io/default-container")
+    default = o.meta(pod).annotations.get("kubectl.kubernetes.io/default-container")
     if default in containers:
         return default, containers
     return (containers[0] if containers else None), containers
@@ -133,12 +132,12 @@ def _container_of(pod: Mapping[str, Any], wanted: str | None) -> tuple[str | Non
 
 def _started(pod: Mapping[str, Any], container: str) -> tuple[bool, int, bool]:
     """(has the container started, its restart count, is it still running)."""
-    for status in (pod.get("status") or {}).get("containerStatuses") or ():
-        if status.get("name") != container:
+    for status in o.container_statuses(pod):
+        if status.name != container:
             continue
-        state = status.get("state") or {}
-        restarts = int(status.get("restartCount") or 0)
-        return "running" in state or "terminated" in state, restarts, "running" in state
+        state = status.state
+        started = state.running or state.terminated is not None
+        return started, status.restart_count, state.running
     return False, 0, False
 
 
@@ -318,9 +317,9 @@ def _start(
     """A reader to start for this pod (with whether `tail` applies), a notice, or nothing."""
     if not _selected(pod, replica_type, index):
         return None
-    meta = pod.get("metadata") or {}
-    name = str(meta.get("name", ""))
-    uid = str(meta.get("uid", name))
+    meta = o.meta(pod)
+    name = meta.name
+    uid = meta.uid or name
     replica = replica_name(pod)
     chosen, containers = _container_of(pod, wanted)
     if chosen is None:

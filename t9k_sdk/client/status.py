@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from t9k_sdk import _objects as o
 from t9k_sdk import models
+from t9k_sdk._objects import condition
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.reconcile.desired import rules_for
 from t9k_sdk.reconcile.observe import STUCK_REASONS as CONTAINER_STUCK_REASONS
@@ -58,22 +60,12 @@ def parse_time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _status(job: Mapping[str, Any]) -> Mapping[str, Any]:
-    status = job.get("status")
-    return status if isinstance(status, Mapping) else {}
-
-
-def condition(job: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
-    """The condition of that type in the job's status, if present."""
-    for c in _status(job).get("conditions") or ():
-        if isinstance(c, Mapping) and c.get("type") == type_:
-            return c
-    return None
+_status = o.status
 
 
 def phase_of(job: Mapping[str, Any]) -> str | None:
-    value = _status(job).get("phase")
-    return str(value) if value else None
+    """The job's `status.phase`, or None when it has none yet."""
+    return o.phase(job) or None
 
 
 # -- failure and stuck -----------------------------------------------------------------------
@@ -81,12 +73,11 @@ def phase_of(job: Mapping[str, Any]) -> str | None:
 
 def barrier_failure(job: Mapping[str, Any]) -> tuple[str, str] | None:
     """(pod, message) of a replica whose readiness barrier gave up, from the job's status."""
-    for task in _status(job).get("tasks") or ():
-        for replica in task.get("replicas") or ():
-            for c in replica.get("containers") or ():
-                message = str(c.get("message") or "").strip()
-                if message.startswith(BARRIER_PREFIX):
-                    return str(replica.get("name", "")), message
+    for replica in o.replicas(job):
+        for c in replica.containers:
+            message = c.message.strip()
+            if message.startswith(BARRIER_PREFIX):
+                return replica.name, message
     return None
 
 
@@ -313,11 +304,11 @@ def progress_line(job: Mapping[str, Any]) -> str:
     failed = condition(job, models.JobConditionType.FAILED.value) or {}
     if phase in TERMINAL_PHASES:
         message = str(failed.get("message") or running.get("message") or "")
-    elif not _status(job):
+    elif not o.status(job):
         message = "waiting for the operator to report on the job"
     else:
         message = str(running.get("message") or "")
-    aggregate = _status(job).get("aggregate") or {}
+    aggregate = o.mapping(o.status(job).get("aggregate"))
     counts = ", ".join(f"{k} {v}" for k, v in aggregate.items() if v)
     return f"{phase}: {message}" + (f" ({counts})" if counts else "")
 
@@ -370,19 +361,19 @@ class JobEvent:
 
 def event_from(raw: Mapping[str, Any]) -> JobEvent:
     """A core/v1 Event as a `JobEvent`."""
-    meta = raw.get("metadata") or {}
-    involved = raw.get("involvedObject") or {}
-    series = raw.get("series") or {}
+    meta = o.meta(raw)
+    involved = o.mapping(raw.get("involvedObject"))
+    series = o.mapping(raw.get("series"))
     time = (
         parse_time(raw.get("lastTimestamp"))
         or parse_time(series.get("lastObservedTime"))
         or parse_time(raw.get("eventTime"))
         or parse_time(raw.get("firstTimestamp"))
-        or parse_time(meta.get("creationTimestamp"))
+        or parse_time(meta.creation_timestamp)
     )
-    source = (raw.get("source") or {}).get("component") or raw.get("reportingComponent") or ""
+    source = o.mapping(raw.get("source")).get("component") or raw.get("reportingComponent") or ""
     count = int(raw.get("count") or series.get("count") or 1)
-    version = str(meta.get("resourceVersion") or "")
+    version = meta.resource_version
     return JobEvent(
         time=time,
         type=str(raw.get("type") or "Normal"),

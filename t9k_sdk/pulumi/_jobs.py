@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, get_ar
 import pulumi
 import pulumi_kubernetes as k8s
 
+from t9k_sdk import _objects as o
 from t9k_sdk import builders, codecs, models
 from t9k_sdk.builders._common import register_argument_hook
 from t9k_sdk.codecs import AnyJob
@@ -49,13 +50,13 @@ TIMEOUT_SECONDS: Final = "pulumi.com/timeoutSeconds"
 
 _RESUME_SPECS = "spec.runMode.pause.resumeSpecs"
 REPLACE_ON_CHANGES: Final[Mapping[str, tuple[str, ...]]] = {
-    "GenericJob": (
+    models.GenericJob.KIND: (
         "spec.replicaSpecs",
         "spec.service",
         "spec.scheduler",
         _RESUME_SPECS,
     ),
-    "DeepSpeedJob": (
+    models.DeepSpeedJob.KIND: (
         "spec.worker",
         "spec.config",
         "spec.disableCustomEnv",
@@ -64,7 +65,7 @@ REPLACE_ON_CHANGES: Final[Mapping[str, tuple[str, ...]]] = {
         "spec.elastic.maxReplicas",
         _RESUME_SPECS,
     ),
-    "ColossalAIJob": (
+    models.ColossalAIJob.KIND: (
         "spec.replicaSpecs",
         "spec.torchConfig",
         "spec.ssh",
@@ -344,8 +345,8 @@ class _JobComponent(pulumi.ComponentResource):
         self.custom_resource = resource
         meta: pulumi.Output[Any] = resource.metadata
         self.name = meta.apply(lambda m: str(m["name"]))
-        self.namespace = meta.apply(lambda m: str(m.get("namespace") or ""))
-        self.uid = meta.apply(lambda m: str(m.get("uid") or ""))
+        self.namespace = meta.apply(lambda m: o.Meta(o.mapping(m)).namespace)
+        self.uid = meta.apply(lambda m: o.Meta(o.mapping(m)).uid)
         if await_phase is None:
             self.phase = pulumi.Output.from_input(None)
         else:
@@ -369,7 +370,7 @@ class GenericJob(_JobComponent):
     update it in place.
     """
 
-    KIND: ClassVar[str] = "GenericJob"
+    KIND: ClassVar[str] = models.GenericJob.KIND
 
     def __init__(
         self, resource_name: str, args: GenericJobArgs, opts: pulumi.ResourceOptions | None = None
@@ -380,7 +381,7 @@ class GenericJob(_JobComponent):
 class DeepSpeedJob(_JobComponent):
     """A DeepSpeedJob deployed by Pulumi; see `GenericJob` for the arguments and outputs."""
 
-    KIND: ClassVar[str] = "DeepSpeedJob"
+    KIND: ClassVar[str] = models.DeepSpeedJob.KIND
 
     def __init__(
         self,
@@ -394,7 +395,7 @@ class DeepSpeedJob(_JobComponent):
 class ColossalAIJob(_JobComponent):
     """A ColossalAIJob deployed by Pulumi; see `GenericJob` for the arguments and outputs."""
 
-    KIND: ClassVar[str] = "ColossalAIJob"
+    KIND: ClassVar[str] = models.ColossalAIJob.KIND
 
     def __init__(
         self,
@@ -543,26 +544,26 @@ def _checked_phase(
     kind: str, wanted: AwaitPhase, metadata: Mapping[str, Any] | None, status: Any
 ) -> str | None:
     """The phase `up` ended on; raises `JobFailedError` (failing `up`) when the job failed."""
-    status = status if isinstance(status, Mapping) else {}
-    phase = status.get("phase")
+    job = {"metadata": metadata, "status": status}
+    phase = o.phase(job)
     if phase == models.JobPhase.FAILED.value:
-        meta = metadata or {}
-        name, namespace = meta.get("name", ""), meta.get("namespace")
+        meta = o.meta(job)
+        name, namespace = meta.name, meta.namespace
         where, ns_flag = (
             (f" in namespace {namespace}", f" -n {namespace}") if namespace else ("", "")
         )
         raise JobFailedError(
             f"{kind} {name!r}{where} failed while `up` waited for it to be {wanted}:"
-            f" {_failure_reason(status)}. Details: t9k-sdk describe {kind} {name}{ns_flag}"
+            f" {_failure_reason(job)}. Details: t9k-sdk describe {kind} {name}{ns_flag}"
         )
-    return str(phase) if phase is not None else None
+    return phase or None
 
 
-def _failure_reason(status: Mapping[str, Any]) -> str:
+def _failure_reason(job: Mapping[str, Any]) -> str:
     """Why the job failed: the ReplicaFailure condition (which pod, exit code, termination
     message; the operator sets it whenever a job fails), else the Failed condition."""
     messages: dict[str, str] = {}
-    for condition in status.get("conditions") or ():
+    for condition in o.conditions(job):
         text = condition.get("message") or condition.get("reason")
         if condition.get("status") == "True" and text:
             messages[str(condition.get("type"))] = str(text)

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
@@ -62,14 +63,6 @@ def restart_allowed(group: ReplicaGroup, outcome: str, exit_code: int | None, us
     return True  # OnFailure
 
 
-def _exit_code_of(entry: Mapping[str, Any]) -> int | None:
-    for c in entry.get("containers") or ():
-        code = c.get("exitCode")
-        if c.get("state") == "Terminated" and code not in (None, 0):
-            return int(code)
-    return None
-
-
 def reconcile(job_manifest: Mapping[str, Any], observed: Observed, *, now: datetime) -> Plan:
     """One reconcile pass for one job. Pure: the same inputs give the same plan."""
     with warnings.catch_warnings():
@@ -84,9 +77,9 @@ def reconcile(job_manifest: Mapping[str, Any], observed: Observed, *, now: datet
 def _invalid_spec(
     job_manifest: Mapping[str, Any], exc: InvalidManifestError, now: datetime
 ) -> Plan:
-    prev = dict(job_manifest.get("status") or {})
+    prev = dict(o.status(job_manifest))
     message = "; ".join(str(p) for p in exc.problems)
-    conditions = st.Conditions(prev.get("conditions"), now)
+    conditions = st.Conditions(o.conditions(job_manifest), now)
     conditions.set(JobConditionType.INITIALIZED, ConditionStatus.FALSE, "InvalidSpec", message)
     conditions.set(JobConditionType.FAILED, ConditionStatus.TRUE, "InvalidSpec", message)
     conditions.set(JobConditionType.COMPLETED, ConditionStatus.TRUE, "InvalidSpec", message)
@@ -108,20 +101,14 @@ class _Pass:
         self.rules: KindRules = rules_for(job)
         self.observed = observed
         self.now = now
-        self.prev: dict[str, Any] = dict(raw.get("status") or {})
-        self.prev_phase = self.prev.get("phase")
-        self.prev_entries: dict[str, dict[str, Any]] = {
-            r["name"]: r
-            for t in self.prev.get("tasks") or ()
-            for r in t.get("replicas") or ()
-            if r.get("name")
+        self.raw = raw
+        self.prev: dict[str, Any] = dict(o.status(raw))
+        self.prev_phase = o.phase(raw)
+        self.prev_entries: dict[str, o.Replica] = {
+            name: r for r in o.replicas(raw) if (name := r.name)
         }
         self.restarts: Counter[str] = Counter(
-            {
-                t["type"]: int(t.get("restartCount") or 0)
-                for t in self.prev.get("tasks") or ()
-                if t.get("type")
-            }
+            {t.type: t.restart_count for t in o.tasks(raw) if t.type}
         )
         self.backoff = int(self.prev.get("backoffCount") or 0)
         # Ownership is the controller owner reference's uid, never a name or a label: anything
@@ -155,7 +142,7 @@ class _Pass:
         self.delete: list[Deletion] = []
         self.events: list[Event] = []
         self.notes: list[str] = []
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.entries: dict[str, Mapping[str, Any]] = {}
         self.final: dict[str, str] = {}
         self.failed_codes: dict[str, int | None] = {}
         self.pending_restarts: Counter[str] = Counter()
@@ -238,12 +225,8 @@ class _Pass:
         needed = {("Pod", s.name) for s in slots}
         needed |= {(m["kind"], m["metadata"]["name"]) for m in self._desired_others()}
         self.conflicts = sorted(
-            (
-                (kind, obj)
-                for kind, obj in self.foreign
-                if (kind, (obj.get("metadata") or {}).get("name")) in needed
-            ),
-            key=lambda c: (c[0], str((c[1].get("metadata") or {}).get("name"))),
+            ((kind, obj) for kind, obj in self.foreign if (kind, o.meta(obj).name) in needed),
+            key=lambda c: (c[0], o.meta(c[1]).name),
         )
         self.blocked = bool(self.conflicts) and not terminal
         for kind, obj in self.conflicts:
@@ -295,10 +278,7 @@ class _Pass:
     def _mode(self, run_mode: models.RunMode) -> Mode:
         if run_mode.debug_enabled:
             return "debug"
-        paused_before = any(
-            c.get("type") == JobConditionType.PAUSED.value
-            for c in self.prev.get("conditions") or ()
-        )
+        paused_before = o.condition(self.raw, JobConditionType.PAUSED.value) is not None
         return "resumed" if paused_before else "immediate"
 
     def _entry(self, slot: Slot, pod: PodView) -> dict[str, Any]:
@@ -317,15 +297,15 @@ class _Pass:
         pod = self.pods.get(slot.name)
         prev = self.prev_entries.get(slot.name)
         group = self.rules.group(slot.replica_type)
-        prev_finished = prev is not None and prev.get("phase") in _FINISHED
+        prev_finished = prev is not None and prev.phase in _FINISHED
         if pod is None and self.blocked:  # a foreign object holds a name: create nothing
             if prev is not None:
-                self.entries[slot.name] = prev
+                self.entries[slot.name] = prev.raw
             return
         if pod is None:
             if prev is not None and prev_finished:
-                outcome = str(prev["phase"])
-                code = _exit_code_of(prev)
+                outcome = prev.phase
+                code = prev.exit_code
                 if restart_allowed(group, outcome, code, self._used(slot)):
                     self._count_restart(slot)
                     self._create_pod(slot, mode, f"restart after {outcome.lower()}")
@@ -338,7 +318,7 @@ class _Pass:
                         )
                     )
                 else:
-                    self._finished_for_good(slot, prev, outcome, code)
+                    self._finished_for_good(slot, prev.raw, outcome, code)
             else:
                 self._create_pod(slot, mode, "missing")
                 # Recorded by the operator only once the create went through (a refused create
@@ -353,15 +333,15 @@ class _Pass:
                 )
             return
         if pod.terminating:
-            if prev is not None and prev_finished and prev.get("uid") == pod.uid:
+            if prev is not None and prev_finished and prev.uid == pod.uid:
                 # deleted for a restart: keep the outcome until the replacement is planned
-                self.entries[slot.name] = prev
-                outcome = str(prev["phase"])
-                code = _exit_code_of(prev)
+                self.entries[slot.name] = prev.raw
+                outcome = prev.phase
+                code = prev.exit_code
                 if restart_allowed(group, outcome, code, self._used(slot)):
                     self.pending_restarts[self._scope(slot)] += 1
                 else:
-                    self._finished_for_good(slot, prev, outcome, code)
+                    self._finished_for_good(slot, prev.raw, outcome, code)
             else:
                 self.entries[slot.name] = self._entry(slot, pod)
             return
@@ -421,7 +401,7 @@ class _Pass:
             entry["phase"] = ReplicaPhase.DELETED.value
             self.entries[slot.name] = entry
         elif prev is not None:
-            self.entries[slot.name] = {**prev, "phase": ReplicaPhase.DELETED.value}
+            self.entries[slot.name] = {**prev.raw, "phase": ReplicaPhase.DELETED.value}
         else:
             self.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.DELETED.value}
 
@@ -432,22 +412,15 @@ class _Pass:
             if pod is not None:
                 entry = self._entry(slot, pod)
                 if pod.terminating and prev is not None:
-                    entry = {**prev, "phase": ReplicaPhase.DELETED.value}
+                    entry = {**prev.raw, "phase": ReplicaPhase.DELETED.value}
                 self.entries[slot.name] = entry
             elif prev is not None:
                 self.entries[slot.name] = (
-                    prev
-                    if prev.get("phase") == ReplicaPhase.DELETED.value
-                    else {**prev, "phase": ReplicaPhase.DELETED.value}
+                    prev.raw
+                    if prev.phase == ReplicaPhase.DELETED.value
+                    else {**prev.raw, "phase": ReplicaPhase.DELETED.value}
                 )
-        failed = next(
-            (
-                c
-                for c in self.prev.get("conditions") or ()
-                if c.get("type") == JobConditionType.FAILED.value
-            ),
-            None,
-        )
+        failed = o.condition(self.raw, JobConditionType.FAILED.value)
         # a pass interrupted after the status write: the deadline's deletions still happen
         self._clean_up(
             slots,
@@ -511,14 +484,14 @@ class _Pass:
         }
         for kind, objs in observed_by_kind.items():
             for obj in objs:
-                meta = obj.get("metadata") or {}
-                key = (kind, str(meta.get("name")))
+                meta = o.meta(obj)
+                key = (kind, meta.name)
                 want = wanted.pop(key, None)
                 if want is None:
                     if not terminal:
                         api_version = str(obj.get("apiVersion") or "v1")
                         self.delete.append(
-                            Deletion(api_version, kind, key[1], meta.get("uid"), "not needed")
+                            Deletion(api_version, kind, key[1], meta.uid or None, "not needed")
                         )
                     continue
                 changed = _mutable_part(kind, want) != _mutable_part(kind, obj)
@@ -527,7 +500,7 @@ class _Pass:
                         **want,
                         "metadata": {
                             **want["metadata"],
-                            "resourceVersion": meta.get("resourceVersion"),
+                            "resourceVersion": meta.resource_version or None,
                         },
                     }
                     self.update.append(Update(manifest, f"{kind} {key[1]} differs from the spec"))
@@ -608,11 +581,10 @@ def _ended(outcome: str, code: int | None) -> str:
 def _mutable_part(kind: str, obj: Mapping[str, Any]) -> Any:
     """The part of a child the operator keeps in line with the spec."""
     if kind == "Service":  # the server fills in protocol and targetPort: compare what we set
-        spec = obj.get("spec") or {}
-        return [(p.get("name"), p.get("port")) for p in spec.get("ports") or ()]
+        return [(p.get("name"), p.get("port")) for p in o.spec(obj).get("ports") or ()]
     if kind == "ConfigMap":
         return obj.get("data") or {}
     if kind == "PodGroup":
-        spec = obj.get("spec") or {}
+        spec = o.spec(obj)
         return {k: spec.get(k) for k in ("minMember", "queue", "priority")}
     return None  # Secrets: key material is generated once and never replaced

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.reconcile import bootstrap, names
@@ -195,18 +196,16 @@ class KindRules:
                 out[names.SCHED_ROLE] = slot.replica_type
         return out
 
-    def _meta(
-        self, name: str, slot: Slot | None, extra: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def _meta(self, name: str, slot: Slot | None, template: o.Meta | None = None) -> dict[str, Any]:
+        """Metadata of a child: the template's labels and annotations (if any), then ours."""
         meta: dict[str, Any] = {"name": name}
         if self.job.metadata.namespace:
             meta["namespace"] = self.job.metadata.namespace
-        labels = dict((extra or {}).get("labels") or {})
+        labels = dict(template.labels) if template is not None else {}
         labels.update(self.labels(slot))
         meta["labels"] = labels
-        annotations = (extra or {}).get("annotations")
-        if annotations:
-            meta["annotations"] = dict(annotations)
+        if template is not None and template.annotations:
+            meta["annotations"] = dict(template.annotations)
         meta["ownerReferences"] = [owner_reference(self.job)]
         return meta
 
@@ -214,15 +213,14 @@ class KindRules:
         """The pod of `slot`, started in `mode`."""
         group = self.group(slot.replica_type)
         template = copy.deepcopy(dict(group.template))
-        tmeta = template.get("metadata") or {}
-        spec: dict[str, Any] = dict(template.get("spec") or {})
+        spec: dict[str, Any] = dict(o.spec(template))
         spec["containers"] = [dict(c) for c in spec.get("containers") or ()]
         self.customize(spec, slot)
         self._apply_mode(spec, slot, group, mode)
         spec["restartPolicy"] = "Never"  # the controller decides restarts
         if self.scheduler() is not None:
             spec["schedulerName"] = names.T9K_SCHEDULER
-        meta = self._meta(slot.name, slot, tmeta)
+        meta = self._meta(slot.name, slot, o.meta(template))
         extra = self.pod_annotations(slot)
         if extra:
             meta["annotations"] = {**meta.get("annotations", {}), **extra}

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from t9k_sdk import _objects as o
+from t9k_sdk import models
+
 __all__ = [
     "ANNOTATION_PREFIX",
     "COMPONENT",
@@ -36,9 +39,9 @@ __all__ = [
     "ssh_secret_name",
 ]
 
-GROUP: Final = "batch.tensorstack.dev"
+GROUP: Final = models.GROUP
 FIELD_MANAGER: Final = "t9k-operator"
-ANNOTATION_PREFIX: Final = "batch.tensorstack.dev/"
+ANNOTATION_PREFIX: Final = f"{models.GROUP}/"
 
 # KubeDL common label keys (seed 003).
 JOB_NAME: Final = "job-name"
@@ -59,7 +62,7 @@ SCHED_ROLE: Final = "scheduler.tensorstack.dev/role"
 T9K_SCHEDULER: Final = "t9k-scheduler"
 PODGROUP_API_VERSION: Final = "scheduler.tensorstack.dev/v1beta1"
 
-_KINDS: Final = ("genericjob", "deepspeedjob", "colossalaijob")
+_KINDS: Final = tuple(kind.lower() for kind in models.JOB_KINDS)
 MANAGED_SELECTOR: Final = f"{COMPONENT} in ({','.join(_KINDS)}),{OWNER_NAME}"
 """Label selector matching every object any job owns (for the operator's watches)."""
 
@@ -86,9 +89,7 @@ def child_selector(kind: str, job: str) -> str:
 
 def owner_of(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     """(kind, name) of the T9k job that controls `obj`, from its controller owner reference."""
-    meta = obj.get("metadata") or {}
-    for ref in meta.get("ownerReferences") or ():
-        api_version = str(ref.get("apiVersion", ""))
-        if ref.get("controller") and api_version.split("/")[0] == GROUP:
-            return str(ref.get("kind")), str(ref.get("name"))
+    ref = o.meta(obj).controller
+    if ref is not None and ref.api_version.split("/")[0] == GROUP:
+        return ref.kind, ref.name
     return None

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from t9k_sdk import _objects as o
 from t9k_sdk.models import ContainerState, ReplicaPhase
 
 __all__ = ["ContainerView", "PodView", "observe_pod"]
@@ -72,43 +73,43 @@ class PodView:
         return not self.terminating and self.phase in (ReplicaPhase.SUCCEEDED, ReplicaPhase.FAILED)
 
 
-def _container(status: Mapping[str, Any]) -> ContainerView:
-    state = status.get("state") or {}
-    name = str(status.get("name", ""))
-    if "terminated" in state:
-        t = state["terminated"] or {}
+def _container(c: o.PodContainer) -> ContainerView:
+    state = c.state
+    terminated = state.terminated
+    if terminated is not None:
         return ContainerView(
-            name,
+            c.name,
             ContainerState.TERMINATED,
-            exit_code=t.get("exitCode"),
-            reason=t.get("reason"),
-            message=t.get("message"),
+            exit_code=terminated.exit_code,
+            reason=terminated.reason or None,
+            message=terminated.message or None,
         )
-    if "running" in state:
-        return ContainerView(name, ContainerState.RUNNING)
-    if "waiting" in state:
-        w = state["waiting"] or {}
+    if state.running:
+        return ContainerView(c.name, ContainerState.RUNNING)
+    waiting = state.waiting
+    if waiting is not None:
         return ContainerView(
-            name, ContainerState.WAITING, reason=w.get("reason"), message=w.get("message")
+            c.name,
+            ContainerState.WAITING,
+            reason=waiting.reason or None,
+            message=waiting.message or None,
         )
-    return ContainerView(name, ContainerState.UNKNOWN)
+    return ContainerView(c.name, ContainerState.UNKNOWN)
 
 
 def observe_pod(pod: Mapping[str, Any]) -> PodView:
     """Summarise a raw pod."""
-    meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
-    raw_phase = status.get("phase") or "Pending"
-    terminating = meta.get("deletionTimestamp") is not None
-    order = {c.get("name"): i for i, c in enumerate(spec.get("containers") or ())}
-    statuses = sorted(
-        status.get("containerStatuses") or (), key=lambda c: order.get(c.get("name"), len(order))
-    )
+    meta = o.meta(pod)
+    raw_phase = o.phase(pod) or "Pending"
+    terminating = bool(meta.deletion_timestamp)
+    statuses = o.container_statuses(pod)
+    if len(statuses) > 1:  # in the order of spec.containers (most pods have one container)
+        order = {name: i for i, name in enumerate(o.container_names(pod))}
+        statuses.sort(key=lambda c: order.get(c.name, len(order)))
     containers = tuple(_container(c) for c in statuses)
     if terminating:
         phase = ReplicaPhase.DELETED
-    elif raw_phase == "Pending" and not spec.get("nodeName"):
+    elif raw_phase == "Pending" and not o.node_name(pod):
         phase = ReplicaPhase.CREATING
     else:
         phase = (
@@ -119,28 +120,28 @@ def observe_pod(pod: Mapping[str, Any]) -> PodView:
     exit_code = None
     failure_reason = None
     if raw_phase == "Failed":
-        failure_reason = status.get("reason")
+        failure_reason = o.status_reason(pod) or None
         for c in containers:
             if c.state == ContainerState.TERMINATED and c.exit_code not in (None, 0):
                 exit_code = c.exit_code
                 failure_reason = failure_reason or c.reason
                 break
     unschedulable = None
-    for cond in status.get("conditions") or ():
-        if (
-            cond.get("type") == "PodScheduled"
-            and cond.get("status") == "False"
-            and cond.get("reason") == "Unschedulable"
-        ):
-            unschedulable = str(cond.get("message") or "no node fits the pod")
+    scheduled = o.condition(pod, "PodScheduled")
+    if (
+        scheduled is not None
+        and scheduled.get("status") == "False"
+        and scheduled.get("reason") == "Unschedulable"
+    ):
+        unschedulable = str(scheduled.get("message") or "no node fits the pod")
     stuck = None
     for c in containers:
         if c.state == ContainerState.WAITING and c.reason in STUCK_REASONS:
             stuck = (c.name, c.reason or "", c.message or "")
             break
     return PodView(
-        name=str(meta.get("name", "")),
-        uid=str(meta.get("uid", "")),
+        name=meta.name,
+        uid=meta.uid,
         phase=phase,
         terminating=terminating,
         containers=containers,
@@ -148,5 +149,5 @@ def observe_pod(pod: Mapping[str, Any]) -> PodView:
         failure_reason=failure_reason,
         unschedulable=unschedulable,
         stuck=stuck,
-        annotations=meta.get("annotations") or {},
+        annotations=meta.annotations,
     )

@@ -11,22 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from t9k_sdk import _objects as o
 from t9k_sdk.reconcile.types import ChildFailure
 
 __all__ = ["conflict_message", "controller_uid", "failure_message", "owned_by"]
 
 
-def _controller(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return dict(ref)
-    return None
-
-
 def controller_uid(obj: Mapping[str, Any]) -> str | None:
     """The uid in `obj`'s controller owner reference, or None when it has no controller."""
-    ref = _controller(obj)
-    return str(ref.get("uid") or "") if ref is not None else None
+    ref = o.meta(obj).controller
+    return ref.uid if ref is not None else None
 
 
 def owned_by(obj: Mapping[str, Any], uid: str) -> bool:
@@ -36,13 +30,13 @@ def owned_by(obj: Mapping[str, Any], uid: str) -> bool:
 
 def conflict_message(kind: str, obj: Mapping[str, Any]) -> str:
     """What the job says about a foreign object that has the name one of its children needs."""
-    name = (obj.get("metadata") or {}).get("name")
-    ref = _controller(obj)
+    meta = o.meta(obj)
+    ref = meta.controller
     if ref is None:
         owner = "it has no controller owner"
     else:
-        owner = f"it belongs to {ref.get('kind')} {ref.get('name')} (uid {ref.get('uid')})"
-    return f"{kind} {name} exists but is not this job's: {owner}"
+        owner = f"it belongs to {ref.kind} {ref.name} (uid {ref.uid})"
+    return f"{kind} {meta.name} exists but is not this job's: {owner}"
 
 
 def failure_message(failure: ChildFailure) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from t9k_sdk import _objects as o
 from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
 from t9k_sdk.models._base import _format_time
 from t9k_sdk.reconcile.observe import PodView
@@ -66,12 +67,10 @@ class Conditions:
         return ordered
 
 
-def _issue(
-    entries: Sequence[Mapping[str, Any]], pods: Mapping[str, PodView]
-) -> tuple[str, str] | None:
+def _issue(replicas: Sequence[o.Replica], pods: Mapping[str, PodView]) -> tuple[str, str] | None:
     """(reason, message) of the first replica that will not start by itself."""
-    for entry in entries:
-        pod = pods.get(str(entry.get("name")))
+    for replica in replicas:
+        pod = pods.get(replica.name)
         if pod is None or pod.terminating:
             continue
         if pod.unschedulable:
@@ -83,26 +82,21 @@ def _issue(
     return None
 
 
-def _failure(
-    entries: Sequence[Mapping[str, Any]], pods: Mapping[str, PodView]
-) -> tuple[str, str] | None:
-    for entry in entries:
-        if entry.get("phase") != ReplicaPhase.FAILED.value:
+def _failure(replicas: Sequence[o.Replica], pods: Mapping[str, PodView]) -> tuple[str, str] | None:
+    for replica in replicas:
+        if replica.phase != ReplicaPhase.FAILED.value:
             continue
-        name = str(entry.get("name"))
+        name = replica.name
         pod = pods.get(name)
         code = pod.exit_code if pod else None
         if code is None:
-            code = next(
-                (c.get("exitCode") for c in entry.get("containers") or () if c.get("exitCode")),
-                None,
-            )
+            code = next((c.exit_code for c in replica.containers if c.exit_code), None)
         if code is not None:
             detail = next(
                 (
-                    str(c["message"]).strip()
-                    for c in entry.get("containers") or ()
-                    if c.get("exitCode") == code and c.get("message")
+                    c.message.strip()
+                    for c in replica.containers
+                    if c.exit_code == code and c.message
                 ),
                 "",
             )
@@ -139,7 +133,8 @@ def phase_and_conditions(
         return str(prev_phase), conditions.wire(), events
 
     conditions.set(JobConditionType.INITIALIZED, ConditionStatus.TRUE, "-", INITIALIZED)
-    failure = _failure(entries, pods)
+    replicas = [o.Replica(e) for e in entries]
+    failure = _failure(replicas, pods)
     if outcome is not None:
         result, reason, message = outcome
         phase = result
@@ -166,13 +161,13 @@ def phase_and_conditions(
         events.append(Event("Normal" if ok else "Warning", result, message))
         return phase, conditions.wire(), events
 
-    active = [e for e in entries if str(e.get("name")) not in final]
-    running = [e for e in active if e.get("phase") == ReplicaPhase.RUNNING.value]
+    active = [r for r in replicas if r.name not in final] if final else replicas
+    running = [r for r in active if r.phase == ReplicaPhase.RUNNING.value]
     all_running = bool(active) and len(running) == len(active)
     issue = _issue(active, pods)
     if paused:
         phase = JobPhase.PAUSED.value
-        gone = all(e.get("phase") == ReplicaPhase.DELETED.value for e in entries) and not any(
+        gone = all(r.phase == ReplicaPhase.DELETED.value for r in replicas) and not any(
             not p.terminating for p in pods.values()
         )
         conditions.set(
@@ -243,15 +238,11 @@ def phase_and_conditions(
 
 
 def _running(status: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(reason, message) of the Running condition."""
-    for c in status.get("conditions") or ():
-        if c.get("type") == JobConditionType.RUNNING.value:
-            return str(c.get("reason")), str(c.get("message"))
-    return None
+    """(reason, message) of the Running condition in `status` (a job's status, not the job)."""
+    c = o.condition({"status": status}, JobConditionType.RUNNING.value)
+    return (str(c.get("reason")), str(c.get("message"))) if c is not None else None
 
 
 def _reason(status: Mapping[str, Any]) -> str | None:
-    for c in status.get("conditions") or ():
-        if c.get("type") == JobConditionType.RUNNING.value:
-            return str(c.get("reason"))
-    return None
+    running = _running(status)
+    return running[0] if running is not None else None

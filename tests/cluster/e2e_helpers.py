@@ -31,8 +31,9 @@ from typing import Any
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
+from t9k_sdk import models
 from tests.cluster.kube_helpers import EXIT_CODE, REASON, RUN_FOR, request, wait_for
-from tests.cluster.operator_helpers import API_VERSION, PLURALS, Operator, job_events
+from tests.cluster.operator_helpers import Operator, job_events
 
 IMAGE = "example.invalid/t9k:sim"
 OWNER_LABEL = "tensorstack.dev/owner-name"
@@ -99,7 +100,7 @@ def replica(
 
 def generic_job(name: str, *replicas: dict[str, Any], **spec: Any) -> dict[str, Any]:
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": models.API_VERSION,
         "kind": "GenericJob",
         "metadata": {"name": name},
         "spec": {**spec, "replicaSpecs": list(replicas) or [replica("worker")]},
@@ -114,7 +115,7 @@ def deepspeed_job(
     **spec: Any,
 ) -> dict[str, Any]:
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": models.API_VERSION,
         "kind": "DeepSpeedJob",
         "metadata": {"name": name},
         "spec": {
@@ -146,7 +147,7 @@ def colossalai_job(
     if worker_restart is not None:
         worker["restartPolicy"] = {"policy": worker_restart[0], "limit": worker_restart[1]}
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": models.API_VERSION,
         "kind": "ColossalAIJob",
         "metadata": {"name": name},
         "spec": {
@@ -285,7 +286,11 @@ class Jobs:
         for manifest in manifests:
             kind = manifest["kind"]
             self.custom.create_namespaced_custom_object(
-                "batch.tensorstack.dev", "v1beta1", self.namespace, PLURALS[kind], manifest
+                models.GROUP,
+                models.VERSION,
+                self.namespace,
+                models.JOB_KINDS[kind].PLURAL,
+                manifest,
             )
             self.created.append((kind, manifest["metadata"]["name"]))
 
@@ -293,10 +298,10 @@ class Jobs:
         return next((k for k, n in self.created if n == name), "GenericJob")
 
     def read(self, name: str) -> dict[str, Any]:
-        plural = PLURALS[self.kind_of(name)]
+        plural = models.JOB_KINDS[self.kind_of(name)].PLURAL
         return dict(
             self.custom.get_namespaced_custom_object(
-                "batch.tensorstack.dev", "v1beta1", self.namespace, plural, name
+                models.GROUP, models.VERSION, self.namespace, plural, name
             )
         )
 
@@ -305,11 +310,11 @@ class Jobs:
 
     def patch(self, name: str, body: dict[str, Any]) -> None:
         """Merge-patch the job (e.g. {"spec": {"runMode": {"pause": {"enabled": True}}}})."""
-        plural = PLURALS[self.kind_of(name)]
+        plural = models.JOB_KINDS[self.kind_of(name)].PLURAL
         request(
             self.custom.api_client,
             "PATCH",
-            f"/apis/batch.tensorstack.dev/v1beta1/namespaces/{self.namespace}/{plural}/{name}",
+            f"/apis/{models.API_VERSION}/namespaces/{self.namespace}/{plural}/{name}",
             headers={
                 "Content-Type": "application/merge-patch+json",
                 "Accept": "application/json",
@@ -318,10 +323,10 @@ class Jobs:
         )
 
     def delete(self, name: str) -> None:
-        plural = PLURALS[self.kind_of(name)]
+        plural = models.JOB_KINDS[self.kind_of(name)].PLURAL
         self.custom.delete_namespaced_custom_object(
-            "batch.tensorstack.dev",
-            "v1beta1",
+            models.GROUP,
+            models.VERSION,
             self.namespace,
             plural,
             name,
@@ -418,10 +423,10 @@ class Jobs:
         for kind, name in self.created:
             with contextlib.suppress(ApiException):
                 self.custom.delete_namespaced_custom_object(
-                    "batch.tensorstack.dev",
-                    "v1beta1",
+                    models.GROUP,
+                    models.VERSION,
                     self.namespace,
-                    PLURALS[kind],
+                    models.JOB_KINDS[kind].PLURAL,
                     name,
                     propagation_policy="Background",
                 )

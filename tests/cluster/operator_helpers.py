@@ -25,15 +25,8 @@ from typing import Any
 
 from kubernetes import client
 
+from t9k_sdk import models
 from tests.cluster.kube_helpers import wait_for
-
-GROUP, VERSION = "batch.tensorstack.dev", "v1beta1"
-API_VERSION = f"{GROUP}/{VERSION}"
-PLURALS = {
-    "GenericJob": "genericjobs",
-    "DeepSpeedJob": "deepspeedjobs",
-    "ColossalAIJob": "colossalaijobs",
-}
 
 
 class Operator:
@@ -147,14 +140,18 @@ def launch_operators(
 
 
 def create_job(custom: client.CustomObjectsApi, namespace: str, job: dict[str, Any]) -> Any:
-    plural = PLURALS[job.get("kind", "GenericJob")]
-    return custom.create_namespaced_custom_object(GROUP, VERSION, namespace, plural, job)
+    plural = models.JOB_KINDS[job.get("kind", "GenericJob")].PLURAL
+    return custom.create_namespaced_custom_object(
+        models.GROUP, models.VERSION, namespace, plural, job
+    )
 
 
 def read_job(
     custom: client.CustomObjectsApi, namespace: str, name: str, kind: str = "GenericJob"
 ) -> dict[str, Any]:
-    obj = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURALS[kind], name)
+    obj = custom.get_namespaced_custom_object(
+        models.GROUP, models.VERSION, namespace, models.JOB_KINDS[kind].PLURAL, name
+    )
     return dict(obj)
 
 

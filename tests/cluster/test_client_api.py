@@ -373,7 +373,7 @@ def _drain_until(sink: queue.Queue[WatchEvent], done: Any, timeout: float = 20) 
 def test_the_watch_lists_again_after_410_gone(client: Client, namespace: str) -> None:
     client.apply(generic_job("w1"))
     sink: queue.Queue[WatchEvent] = queue.Queue()
-    url = f"/apis/{models.API_VERSION}/namespaces/{namespace}/genericjobs"
+    url = f"/apis/{models.API_VERSION}/namespaces/{namespace}/{models.GenericJob.PLURAL}"
     # A resourceVersion the API server no longer has: it answers 410 Gone ("too old").
     watcher = Watcher(client._api, url, sink, resource_version="1").start()
     try:
@@ -391,7 +391,7 @@ def test_the_watch_is_renewed_when_the_server_ends_it_and_loses_nothing(
     client: Client, namespace: str
 ) -> None:
     sink: queue.Queue[WatchEvent] = queue.Queue()
-    url = f"/apis/{models.API_VERSION}/namespaces/{namespace}/genericjobs"
+    url = f"/apis/{models.API_VERSION}/namespaces/{namespace}/{models.GenericJob.PLURAL}"
     watcher = Watcher(client._api, url, sink, watch_seconds=1).start()
     try:
         _drain_until(sink, lambda s: any(e.type == "SYNC" for e in s))
@@ -456,8 +456,8 @@ def test_in_cluster_configuration_with_a_service_account(
             metadata=k8s.V1ObjectMeta(name="jobs"),
             rules=[
                 k8s.V1PolicyRule(
-                    api_groups=["batch.tensorstack.dev"],
-                    resources=["genericjobs"],
+                    api_groups=[models.GROUP],
+                    resources=[models.GenericJob.PLURAL],
                     verbs=["get", "list", "watch", "create", "patch"],
                 )
             ],

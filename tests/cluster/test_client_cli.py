@@ -287,7 +287,7 @@ def test_server_dry_run_surfaces_what_only_the_api_server_knows(
         namespace,
         {
             "metadata": {"name": "no-jobs"},
-            "spec": {"hard": {"count/genericjobs.batch.tensorstack.dev": "0"}},
+            "spec": {"hard": {f"count/{models.GenericJob.PLURAL}.{models.GROUP}": "0"}},
         },
     )
     wait_for(

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from t9k_sdk import models
 from tests.cluster.kube_helpers import request
 
 
 def _openapi(api_client: client.ApiClient) -> dict[str, Any]:
-    data = request(api_client, "GET", "/openapi/v3/apis/batch.tensorstack.dev/v1beta1")
+    data = request(api_client, "GET", f"/openapi/v3/apis/{models.API_VERSION}")
     document: dict[str, Any] = json.loads(data)
     return document
 

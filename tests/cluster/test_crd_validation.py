@@ -24,8 +24,8 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 def _dry_run_create(api: client.CustomObjectsApi, namespace: str, manifest: dict[str, Any]) -> None:
     plural = models.JOB_KINDS[manifest["kind"]].PLURAL
     api.create_namespaced_custom_object(
-        "batch.tensorstack.dev",
-        "v1beta1",
+        models.GROUP,
+        models.VERSION,
         namespace,
         plural,
         manifest,

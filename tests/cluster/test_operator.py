@@ -18,6 +18,7 @@ from typing import Any
 
 from kubernetes import client
 
+from t9k_sdk import models
 from t9k_sdk.install import install_manifests
 from tests.cluster.kube_helpers import (
     EXIT_CODE,
@@ -27,7 +28,6 @@ from tests.cluster.kube_helpers import (
     wait_for,
 )
 from tests.cluster.operator_helpers import (
-    API_VERSION,
     Operator,
     create_job,
     job_events,
@@ -55,7 +55,7 @@ def generic_job(
     if annotations:
         template["metadata"] = {"annotations": annotations}
     return {
-        "apiVersion": API_VERSION,
+        "apiVersion": models.API_VERSION,
         "kind": "GenericJob",
         "metadata": {"name": name},
         "spec": {"replicaSpecs": [{"type": "worker", "replicas": replicas, "template": template}]},

@@ -7,6 +7,7 @@ from typing import Any
 
 from t9k_operator.cluster import ListResult
 from t9k_operator.errors import ApiError
+from t9k_sdk import models
 from t9k_sdk._kube.resources import Resource
 from t9k_sdk.reconcile import Event
 
@@ -24,7 +25,7 @@ def job(
     if deleting:
         meta["deletionTimestamp"] = "2025-01-01T00:00:00Z"
     return {
-        "apiVersion": "batch.tensorstack.dev/v1beta1",
+        "apiVersion": models.API_VERSION,
         "kind": kind,
         "metadata": meta,
         "spec": {},
@@ -50,7 +51,7 @@ def child(
             "resourceVersion": rv,
             "ownerReferences": [
                 {
-                    "apiVersion": "batch.tensorstack.dev/v1beta1",
+                    "apiVersion": models.API_VERSION,
                     "kind": "GenericJob",
                     "name": owner,
                     "uid": owner_uid,

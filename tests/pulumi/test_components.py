@@ -20,7 +20,7 @@ import pulumi_kubernetes
 import pytest
 
 import t9k_sdk
-from t9k_sdk import Debug, Replica, TorchrunJob, to_manifest
+from t9k_sdk import Debug, Replica, TorchrunJob, models, to_manifest
 from t9k_sdk.crds import generate_crds
 from t9k_sdk.errors import InvalidManifestError
 from t9k_sdk.install import install_manifests
@@ -37,7 +37,7 @@ from t9k_sdk.pulumi import (
     parse_timeout,
 )
 
-JOB_TYPE = "kubernetes:batch.tensorstack.dev/v1beta1:{kind}"
+JOB_TYPE = f"kubernetes:{models.API_VERSION}:{{kind}}"
 
 
 @dataclass
@@ -63,7 +63,7 @@ class Engine(pulumi.runtime.Mocks):
     ) -> tuple[str | None, dict[str, Any]]:
         self.resources.append(Recorded(args.typ, args.name, dict(args.inputs)))
         outputs = dict(args.inputs)
-        if args.typ.startswith("kubernetes:batch.tensorstack.dev/"):
+        if args.typ.startswith(f"kubernetes:{models.GROUP}/"):
             meta = dict(outputs["metadata"])
             meta.setdefault("namespace", "default")  # the provider's default namespace
             meta["uid"] = f"uid-{args.name}"

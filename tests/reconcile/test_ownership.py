@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from t9k_sdk import models
 from t9k_sdk.reconcile import ChildFailure, Observed, reconcile
 from tests.sdk.manifests import colossalai_job, deepspeed_job, generic_job, pod
 
@@ -45,7 +46,7 @@ def foreign(
     if owner is not None:
         meta["ownerReferences"] = [
             {
-                "apiVersion": "batch.tensorstack.dev/v1beta1",
+                "apiVersion": models.API_VERSION,
                 "kind": owner[0],
                 "name": owner[1],
                 "uid": owner[2],

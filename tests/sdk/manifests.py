@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-API = "batch.tensorstack.dev/v1beta1"
+from t9k_sdk import models
+
+API = models.API_VERSION
 
 
 def pod(name: str = "main", **container: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from t9k_sdk import codecs, load_all_yaml
+from t9k_sdk import codecs, load_all_yaml, models
 from t9k_sdk._yaml import dump_documents
 
 # Scalars YAML is notorious for: words that are booleans or null in YAML 1.1, numbers in
@@ -105,7 +105,7 @@ def generic_jobs(draw: st.DrawFn) -> dict[str, Any]:
             }
         )
     manifest: dict[str, Any] = {
-        "apiVersion": "batch.tensorstack.dev/v1beta1",
+        "apiVersion": models.API_VERSION,
         "kind": "GenericJob",
         "metadata": {
             "name": draw(NAMES),
