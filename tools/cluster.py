@@ -4,6 +4,7 @@
     python tools/cluster.py up       # start (or reuse) the cluster, print how to use it
     python tools/cluster.py status   # show every process, its port and log; exit 1 if unhealthy
     python tools/cluster.py env      # print `export KUBECONFIG=...` (for `eval "$(...)"`)
+    python tools/cluster.py restart kube-apiserver   # or etcd: stop and start one component
     python tools/cluster.py down     # stop what `up` and `make demo` started, remove .cluster/
 
 `up` runs etcd, kube-apiserver (TLS, client-certificate admin in system:masters, RBAC, service
@@ -730,6 +731,81 @@ def restart_controller_manager(state: State) -> None:
     _wait(state, name, _healthz(f"https://127.0.0.1:{state.ports[name]}/healthz"), 30)
 
 
+def _etcd_argv(state: State) -> list[str]:
+    etcd_url = f"http://127.0.0.1:{state.ports['etcd']}"
+    peer_url = f"http://127.0.0.1:{state.ports['etcd-peer']}"
+    return [
+        str(Path(state.bin_dir) / "etcd"),
+        "--name=t9k",
+        f"--data-dir={STATE_DIR / 'etcd'}",
+        f"--listen-client-urls={etcd_url}",
+        f"--advertise-client-urls={etcd_url}",
+        f"--listen-peer-urls={peer_url}",
+        f"--initial-advertise-peer-urls={peer_url}",
+        f"--initial-cluster=t9k={peer_url}",
+        "--unsafe-no-fsync=true",
+        "--auto-compaction-retention=1",
+        "--quota-backend-bytes=2147483648",
+        "--log-level=warn",
+    ]
+
+
+def _apiserver_argv(state: State) -> list[str]:
+    etcd_url = f"http://127.0.0.1:{state.ports['etcd']}"
+    api_port = state.ports["kube-apiserver"]
+    return [
+        str(Path(state.bin_dir) / "kube-apiserver"),
+        f"--etcd-servers={etcd_url}",
+        "--bind-address=127.0.0.1",
+        "--advertise-address=127.0.0.1",
+        f"--secure-port={api_port}",
+        f"--cert-dir={PKI_DIR}",
+        f"--tls-cert-file={PKI_DIR / 'apiserver.crt'}",
+        f"--tls-private-key-file={PKI_DIR / 'apiserver.key'}",
+        f"--client-ca-file={PKI_DIR / 'ca.crt'}",
+        f"--service-account-issuer=https://127.0.0.1:{api_port}",
+        f"--service-account-key-file={PKI_DIR / 'sa.pub'}",
+        f"--service-account-signing-key-file={PKI_DIR / 'sa.key'}",
+        "--service-cluster-ip-range=10.0.0.0/24",
+        "--authorization-mode=RBAC",
+        "--disable-admission-plugins=ServiceAccount",
+        "--endpoint-reconciler-type=none",  # endpoints may not be 127.0.0.1
+        "--allow-privileged=true",
+        "--profiling=false",
+        "--v=1",
+    ]
+
+
+RESTARTABLE: Final = ("etcd", "kube-apiserver", "kube-controller-manager")
+
+
+def restart_component(state: State, name: str, *, kill: bool = False, down_for: float = 0.0) -> None:
+    """Stop one component (SIGTERM, or SIGKILL with `kill`), wait `down_for` seconds, start it
+    again with the same flags and wait until it is healthy (fault injection: tools/chaos.py)."""
+    if name not in RESTARTABLE:
+        raise ClusterError(f"cannot restart {name}: only {', '.join(RESTARTABLE)}")
+    old = [r for r in state.processes if r.name == name]
+    if kill:
+        for record in old:
+            _signal_session(record, signal.SIGKILL)
+        _await_reaped(old)
+    else:
+        stop_processes(old)
+    state.processes = [r for r in state.processes if r.name != name]
+    state.save()
+    time.sleep(down_for)
+    env = _component_env()
+    if name == "etcd":
+        _spawn(state, name, _etcd_argv(state), env)
+        url = f"http://127.0.0.1:{state.ports['etcd']}/health"
+        _wait(state, name, lambda: '"health":"true"' in http_get(url)[1], 20)
+    elif name == "kube-apiserver":
+        _spawn(state, name, _apiserver_argv(state), env)
+        _wait(state, name, Api(state.server).ready, 60)
+    else:
+        restart_controller_manager(state)
+
+
 def _start(state: State) -> list[str]:
     """Start every component in order; returns how long each step took, for the summary."""
     steps: list[str] = []
@@ -747,56 +823,11 @@ def _start(state: State) -> list[str]:
     env = _component_env()
 
     etcd_url = f"http://127.0.0.1:{ports['etcd']}"
-    peer_url = f"http://127.0.0.1:{ports['etcd-peer']}"
-    _spawn(
-        state,
-        "etcd",
-        [
-            str(bin_dir / "etcd"),
-            "--name=t9k",
-            f"--data-dir={STATE_DIR / 'etcd'}",
-            f"--listen-client-urls={etcd_url}",
-            f"--advertise-client-urls={etcd_url}",
-            f"--listen-peer-urls={peer_url}",
-            f"--initial-advertise-peer-urls={peer_url}",
-            f"--initial-cluster=t9k={peer_url}",
-            "--unsafe-no-fsync=true",
-            "--auto-compaction-retention=1",
-            "--quota-backend-bytes=2147483648",
-            "--log-level=warn",
-        ],
-        env,
-    )
+    _spawn(state, "etcd", _etcd_argv(state), env)
     _wait(state, "etcd", lambda: '"health":"true"' in http_get(etcd_url + "/health")[1], 20)
     step("etcd")
 
-    api_port = ports["kube-apiserver"]
-    _spawn(
-        state,
-        "kube-apiserver",
-        [
-            str(bin_dir / "kube-apiserver"),
-            f"--etcd-servers={etcd_url}",
-            "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
-            f"--secure-port={api_port}",
-            f"--cert-dir={PKI_DIR}",
-            f"--tls-cert-file={PKI_DIR / 'apiserver.crt'}",
-            f"--tls-private-key-file={PKI_DIR / 'apiserver.key'}",
-            f"--client-ca-file={PKI_DIR / 'ca.crt'}",
-            f"--service-account-issuer=https://127.0.0.1:{api_port}",
-            f"--service-account-key-file={PKI_DIR / 'sa.pub'}",
-            f"--service-account-signing-key-file={PKI_DIR / 'sa.key'}",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            "--authorization-mode=RBAC",
-            "--disable-admission-plugins=ServiceAccount",
-            "--endpoint-reconciler-type=none",  # endpoints may not be 127.0.0.1
-            "--allow-privileged=true",
-            "--profiling=false",
-            "--v=1",
-        ],
-        env,
-    )
+    _spawn(state, "kube-apiserver", _apiserver_argv(state), env)
     api = Api(state.server)
     write_kubeconfig(state.server)
     _wait(state, "kube-apiserver", api.ready, 60)
@@ -1034,6 +1065,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("down", help="stop every process and remove .cluster/")
     sub.add_parser("status", help="show the processes; exit 1 unless healthy")
     sub.add_parser("env", help="print `export KUBECONFIG=...`")
+    p_restart = sub.add_parser("restart", help="restart one component (fault injection)")
+    p_restart.add_argument("component", choices=RESTARTABLE)
+    p_restart.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM")
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
@@ -1047,6 +1081,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("[cluster] not running; run `make cluster-up` first", file=sys.stderr)
                 return 1
             print(f"export KUBECONFIG={KUBECONFIG}")
+        elif args.command == "restart":
+            state = read_state()
+            if state is None or not healthy(state):
+                print("[cluster] not running; run `make cluster-up` first", file=sys.stderr)
+                return 1
+            with _lock():
+                restart_component(state, args.component, kill=args.kill)
     except ClusterError as err:
         print(f"[cluster] error: {err}", file=sys.stderr)
         return 1

@@ -1,0 +1,856 @@
+#!/usr/bin/env python3
+"""A fault campaign against the operator on the local control plane (docs/reliability.md).
+
+    python tools/chaos.py run --size long --out bench/results/chaos.json   # `make chaos`
+    python tools/chaos.py render bench/results/chaos.json                  # the docs table
+
+`run` starts (or reuses) the cluster of tools/cluster.py, creates a namespace, starts two
+operator replicas with leader election, submits jobs of the three kinds and several shapes in
+waves (kwok runs their pods for a few seconds and ends them as their `sim.t9k.dev/*` annotations
+say) and, while they run, injects faults one after the other:
+
+* `operator-kill`: SIGKILL the leader, right after it logged a pod create of the wave just
+  submitted (so in the middle of a pass that creates pods); a new replica is started so two
+  always run, and the standby takes the Lease over;
+* `apiserver-restart`, `etcd-restart`: SIGKILL kube-apiserver (or etcd) and start it again;
+* `pod-delete`: delete a running pod by hand (the job must recreate it, without a restart);
+* `job-delete`: delete a job while its pods are being created (its pods must all go);
+* `pause-resume`: pause a job while its pods are being created, then resume it.
+
+Then it waits until every job has converged and checks the invariants (`check_jobs`): every job
+has exactly its pods (none missing, none extra, no pod created again without a reason: a restart
+counted in the status, a pod deleted by hand or a pause), its status is what the pure core derives
+from its children (a pass over the current state plans nothing), every job that should finish
+finished with the expected phase, and no pod outlives its job. Finally it SIGKILLs every
+operator and starts one against the converged namespace (hundreds of jobs in final phases in the
+long run): it must write nothing (`restart_writes`, counted by comparing resourceVersions).
+
+The same campaign at a small size is a cluster test (tests/cluster/test_chaos.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import signal
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from kubernetes import config as kube_config  # noqa: E402
+
+from t9k_sdk import _objects as o  # noqa: E402
+from t9k_sdk._kube.errors import ApiError  # noqa: E402
+from t9k_sdk._kube.resources import (  # noqa: E402
+    CHILD_RESOURCES,
+    JOB_RESOURCES,
+    NAMESPACES,
+    PODS,
+    Resource,
+    job_resource,
+)
+from t9k_sdk._kube.transport import Transport  # noqa: E402
+from t9k_sdk.reconcile import Observed, reconcile  # noqa: E402
+from tests.cluster.e2e_helpers import (  # noqa: E402
+    colossalai_job,
+    deepspeed_job,
+    finish,
+    generic_job,
+    replica,
+)
+from tests.cluster.operator_helpers import Operator, launch_operators  # noqa: E402
+from tools import cluster as cluster_tool  # noqa: E402
+
+Manifest = dict[str, Any]
+FINAL: Final = ("Succeeded", "Failed")
+WRITE_ACTIONS: Final = ("write status", "create", "delete", "update")
+DOC: Final = REPO_ROOT / "docs" / "reliability.md"
+TABLE_BEGIN: Final = "<!-- chaos-table: begin (tools/chaos.py render) -->"
+TABLE_END: Final = "<!-- chaos-table: end -->"
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big a campaign is."""
+
+    jobs: int
+    operator_kills: int
+    apiserver_restarts: int
+    etcd_restarts: int
+    pod_deletes: int
+    job_deletes: int
+    pause_resumes: int
+    run_for: tuple[int, int]
+    """Seconds the pods of a finishing job run (uniform in this range)."""
+    workers: int = 4
+    converge_timeout: float = 300.0
+
+
+SIZES: Final = {
+    # `make test` (tests/cluster/test_chaos.py): about a minute and a half on 2 cores.
+    "small": Size(
+        jobs=24,
+        operator_kills=3,
+        apiserver_restarts=1,
+        etcd_restarts=1,
+        pod_deletes=3,
+        job_deletes=1,
+        pause_resumes=1,
+        run_for=(4, 30),
+        converge_timeout=150.0,
+    ),
+    # `make chaos`: docs/reliability.md
+    "long": Size(
+        jobs=200,
+        operator_kills=12,
+        apiserver_restarts=2,
+        etcd_restarts=2,
+        pod_deletes=15,
+        job_deletes=5,
+        pause_resumes=5,
+        run_for=(5, 120),
+        converge_timeout=600.0,
+    ),
+}
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+@dataclass
+class JobPlan:
+    """One job of the campaign and what it should come to."""
+
+    kind: str
+    name: str
+    manifest: Manifest
+    pods: tuple[str, ...]
+    """The pod names the job must own (deterministic)."""
+    outcome: str
+    """Succeeded, Failed, or Running (pods that never end)."""
+    touched: str = ""
+    """A fault aimed at the job itself: "deleted", "paused" (and resumed)."""
+
+
+def make_jobs(count: int, rng: random.Random, run_for: tuple[int, int]) -> list[JobPlan]:
+    """Jobs of the three kinds and several shapes: 1-4 replicas, one or two replica types,
+    succeeding, failing, or running for ever, with Services for some GenericJobs."""
+    jobs: list[JobPlan] = []
+    for n in range(count):
+        secs = rng.randint(*run_for)
+        roll = rng.random()
+        if roll < 0.5:
+            name = f"gj-{n}"
+            outcome = rng.choices(("Succeeded", "Failed", "Running"), (6, 2, 1))[0]
+            ok = finish(0, f"{secs}s")
+            types: list[tuple[str, int, dict[str, str] | None]] = [
+                ("worker", rng.randint(1, 4), ok if outcome != "Running" else None)
+            ]
+            if rng.random() < 0.4:
+                types.append(("ps", rng.randint(1, 2), ok if outcome != "Running" else None))
+            if outcome == "Failed":
+                types[0] = (types[0][0], types[0][1], finish(rng.choice((1, 2, 137)), f"{secs}s"))
+            reps = [replica(t, c, annotations=a) for t, c, a in types]
+            extra: dict[str, Any] = {}
+            if rng.random() < 0.3:
+                extra["service"] = {"ports": [{"name": "http", "port": 8080}]}
+            manifest = generic_job(name, *reps, **extra)
+            pods = tuple(f"{name}-{t}-{i}" for t, c, _ in types for i in range(c))
+            jobs.append(JobPlan("GenericJob", name, manifest, pods, outcome))
+        elif roll < 0.75:
+            name = f"ds-{n}"
+            workers = rng.randint(1, 3)
+            manifest = deepspeed_job(name, workers, annotations=finish(0, f"{secs}s"))
+            pods = tuple(f"{name}-worker-{i}" for i in range(workers))
+            jobs.append(JobPlan("DeepSpeedJob", name, manifest, pods, "Succeeded"))
+        else:
+            name = f"ca-{n}"
+            workers = rng.randint(1, 3)
+            manifest = colossalai_job(
+                name,
+                workers,
+                launcher_annotations=finish(0, f"{secs}s"),
+                worker_annotations=finish(0, f"{secs + 30}s"),
+            )
+            pods = (f"{name}-launcher", *(f"{name}-worker-{i}" for i in range(workers)))
+            jobs.append(JobPlan("ColossalAIJob", name, manifest, pods, "Succeeded"))
+    return jobs
+
+
+# --- the API ---------------------------------------------------------------------------------
+
+
+class Api:
+    """Raw JSON requests that ride out an API server or etcd restart (retry for `patience` s)."""
+
+    def __init__(self, kubeconfig: Path, patience: float = 90.0) -> None:
+        self.transport = Transport(
+            kube_config.new_client_from_config(config_file=str(kubeconfig)), timeout=(5.0, 30.0)
+        )
+        self.patience = patience
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def call(self, method: str, path: str, **kw: Any) -> Manifest:
+        deadline = time.monotonic() + self.patience
+        while True:
+            try:
+                return self.transport.request(method, path, **kw)
+            except ApiError as err:
+                if err.status not in (0, 429, 500, 503, 504) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+
+    def list(self, resource: Resource, namespace: str) -> list[Manifest]:
+        items: list[Manifest] = []
+        token = ""
+        while True:
+            query = {"limit": 500, **({"continue": token} if token else {})}
+            page = self.call("GET", resource.path(namespace), query=query)
+            items.extend(page.get("items") or [])
+            token = str(o.mapping(page.get("metadata")).get("continue") or "")
+            if not token:
+                return items
+
+    def create(self, resource: Resource, namespace: str, body: Manifest) -> None:
+        try:
+            self.call("POST", resource.path(namespace), body=body)
+        except ApiError as err:
+            if not err.already_exists:  # a retried POST that had gone through
+                raise
+
+    def delete(self, resource: Resource, namespace: str, name: str) -> bool:
+        try:
+            self.call("DELETE", resource.path(namespace, name))
+            return True
+        except ApiError as err:
+            if err.not_found:
+                return False
+            raise
+
+    def patch(self, resource: Resource, namespace: str, name: str, body: Manifest) -> None:
+        self.call(
+            "PATCH",
+            resource.path(namespace, name),
+            body=body,
+            content_type="application/merge-patch+json",
+        )
+
+
+class PodHistory:
+    """Every pod uid seen in the namespace, per pod name: a watch in a thread that survives
+    API server and etcd restarts (on any error it watches again from the last version; on
+    410 Gone it lists again)."""
+
+    def __init__(self, api: Api, namespace: str) -> None:
+        self.api = api
+        self.namespace = namespace
+        self.uids: dict[str, list[str]] = defaultdict(list)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pod-history", daemon=True)
+        self._thread.start()
+
+    def _record(self, pod: Mapping[str, Any]) -> None:
+        m = o.meta(pod)
+        with self._lock:
+            if m.uid not in self.uids[m.name]:
+                self.uids[m.name].append(m.uid)
+
+    def _run(self) -> None:
+        version = ""
+        while not self._stop.is_set():
+            try:
+                if not version:
+                    page = self.api.transport.request("GET", PODS.path(self.namespace))
+                    for pod in page.get("items") or []:
+                        self._record(pod)
+                    version = str(o.mapping(page.get("metadata")).get("resourceVersion"))
+                query = {"watch": "true", "resourceVersion": version, "timeoutSeconds": 5}
+                response = self.api.transport.send(
+                    "GET", PODS.path(self.namespace), query=query, stream=True
+                )
+                try:
+                    for event in response.objects():
+                        obj = o.mapping(event.get("object"))
+                        if event.get("type") == "ERROR":
+                            if obj.get("code") == 410:
+                                version = ""
+                            break
+                        self._record(obj)
+                        version = o.meta(obj).resource_version or version
+                finally:
+                    response.close()
+            except ApiError as err:
+                if err.status == 410:
+                    version = ""
+                self._stop.wait(0.3)
+            except Exception:  # a broken stream while the API server restarts
+                self._stop.wait(0.3)
+
+    def seen(self, name: str) -> list[str]:
+        with self._lock:
+            return list(self.uids.get(name, ()))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+# --- operators -------------------------------------------------------------------------------
+
+
+class Operators:
+    """Two operator replicas with leader election; `kill_leader` SIGKILLs the leader and starts
+    a new replica, so two run at any time."""
+
+    def __init__(self, start: Callable[..., Operator], workers: int) -> None:
+        self._start = start
+        self.workers = workers
+        self.all: list[Operator] = []
+        self.live: list[Operator] = []
+        for _ in range(2):
+            self.spawn()
+
+    def spawn(self) -> Operator:
+        op = self._start("--workers", str(self.workers), "--log-format", "json")
+        self.all.append(op)
+        self.live.append(op)
+        return op
+
+    def leader(self, timeout: float = 60.0) -> Operator:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for op in self.live:
+                code, text = op.readyz()
+                if code == 200 and text.startswith("leader"):
+                    return op
+            time.sleep(0.2)
+        raise AssertionError(f"no operator became leader within {timeout:.0f}s")
+
+    def kill(self, op: Operator) -> None:
+        op.stop(signal.SIGKILL)
+        self.live.remove(op)
+
+    def kill_all(self) -> None:
+        for op in list(self.live):
+            self.kill(op)
+
+    def writes(self) -> Counter[str]:
+        """The writes the operators logged (every action line of every replica)."""
+        counts: Counter[str] = Counter()
+        for op in self.all:
+            for line in op.log().splitlines():
+                with contextlib.suppress(ValueError):
+                    record = json.loads(line)
+                    if record.get("msg") in WRITE_ACTIONS and "job" in record:
+                        counts[str(record["msg"])] += 1
+        return counts
+
+
+def wait_for_create(op: Operator, offset: int, timeout: float) -> bool:
+    """Wait until `op` logs a pod create after byte `offset` of its log; False on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with op.log_path.open("rb") as fh:
+            fh.seek(offset)
+            for line in fh.read().splitlines():
+                with contextlib.suppress(ValueError):
+                    record = json.loads(line)
+                    if record.get("msg") == "create" and str(record.get("object", "")).startswith(
+                        "Pod/"
+                    ):
+                        return True
+        time.sleep(0.02)
+    return False
+
+
+# --- invariants ------------------------------------------------------------------------------
+
+
+@dataclass
+class Findings:
+    """What the invariant check found (empty lists: all good)."""
+
+    lost: list[str] = field(default_factory=list)
+    """Jobs gone that nobody deleted, or without the outcome they should reach."""
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    """Pods created again without a reason (restart, hand delete, pause)."""
+    inconsistent: list[str] = field(default_factory=list)
+    """Jobs for which a reconcile pass over the current state would still change something."""
+    orphans: list[str] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)
+
+    def ok(self) -> bool:
+        return not any(asdict(self).values())
+
+    def summary(self) -> dict[str, int]:
+        return {k: len(v) for k, v in asdict(self).items()}
+
+
+def _owned(items: list[Manifest]) -> dict[str, list[Manifest]]:
+    by_uid: dict[str, list[Manifest]] = defaultdict(list)
+    for item in items:
+        ref = o.meta(item).controller
+        if ref is not None:
+            by_uid[ref.uid].append(item)
+    return by_uid
+
+
+def _restarts(job: Mapping[str, Any]) -> int:
+    status = o.status(job)
+    count = int(status.get("backoffCount") or 0)
+    for task in status.get("tasks") or ():
+        count += int(o.mapping(task).get("restartCount") or 0)
+    return count
+
+
+def check_jobs(
+    api: Api,
+    namespace: str,
+    plans: list[JobPlan],
+    history: PodHistory,
+    hand_deleted: Counter[str],
+) -> Findings:
+    """Compare the namespace with what every job should have (see the module docstring)."""
+    found = Findings()
+    jobs: dict[str, Manifest] = {}
+    for resource in JOB_RESOURCES:
+        for job in api.list(resource, namespace):
+            jobs[o.meta(job).name] = {"apiVersion": resource.api_version, "kind": resource.kind, **job}
+    children = {r: _owned(api.list(r, namespace)) for r in CHILD_RESOURCES}
+    pods_by_uid = children[PODS]
+    live_uids = {o.meta(j).uid for j in jobs.values()}
+    for uid, pods in pods_by_uid.items():
+        if uid not in live_uids:
+            found.orphans.extend(f"Pod/{o.meta(p).name}" for p in pods)
+    now = datetime.now(UTC)
+    for plan in plans:
+        job = jobs.get(plan.name)
+        if plan.touched == "deleted":
+            if job is not None:
+                found.lost.append(f"{plan.name}: deleted but still there")
+            continue
+        if job is None:
+            found.lost.append(f"{plan.name}: gone")
+            continue
+        phase = str(o.status(job).get("phase") or "")
+        if phase != plan.outcome:
+            target = found.unfinished if phase not in FINAL else found.lost
+            target.append(f"{plan.name}: {phase or 'no status'}, expected {plan.outcome}")
+        uid = o.meta(job).uid
+        pods = {o.meta(p).name: p for p in pods_by_uid.get(uid, [])}
+        # A final job recreates nothing: a pod deleted by hand just as it finished stays gone.
+        found.missing.extend(
+            f"{plan.name}: {n}"
+            for n in plan.pods
+            if n not in pods and not (phase in FINAL and hand_deleted[n])
+        )
+        found.extra.extend(f"{plan.name}: {n}" for n in pods if n not in plan.pods)
+        allowed = _restarts(job) + sum(hand_deleted[n] for n in plan.pods)
+        made = sum(max(0, len(history.seen(n)) - 1) for n in plan.pods)
+        if plan.touched != "paused" and made > allowed:
+            found.duplicates.append(f"{plan.name}: {made} pods created again, {allowed} explained")
+        observed = Observed(
+            pods=tuple(pods.values()),
+            services=tuple(children[CHILD_RESOURCES[1]].get(uid, ())),
+            config_maps=tuple(children[CHILD_RESOURCES[2]].get(uid, ())),
+            secrets=tuple(children[CHILD_RESOURCES[3]].get(uid, ())),
+            pod_groups=tuple(children[CHILD_RESOURCES[4]].get(uid, ())),
+        )
+        again = reconcile(job, observed, now=now)
+        if again.status is not None or again.create or again.delete or again.update:
+            what = [
+                *(["status"] if again.status is not None else []),
+                *(f"create {o.meta(c).name}" for c in again.create),
+                *(f"delete {d.name}" for d in again.delete),
+                *(f"update {o.meta(u.manifest).name}" for u in again.update),
+            ]
+            found.inconsistent.append(f"{plan.name}: a pass would {', '.join(what)}")
+    return found
+
+
+def snapshot(api: Api, namespace: str) -> dict[str, str]:
+    """resourceVersion of every job and child in the namespace, by kind/name."""
+    out: dict[str, str] = {}
+    for resource in (*JOB_RESOURCES, *CHILD_RESOURCES):
+        for obj in api.list(resource, namespace):
+            out[f"{resource.kind}/{o.meta(obj).name}"] = o.meta(obj).resource_version
+    return out
+
+
+# --- the campaign ----------------------------------------------------------------------------
+
+
+@dataclass
+class Campaign:
+    api: Api
+    namespace: str
+    size: Size
+    rng: random.Random
+    ops: Operators
+    history: PodHistory
+    plans: list[JobPlan]
+    log: Callable[[str], None]
+    faults: Counter[str] = field(default_factory=Counter)
+    mid_create_kills: int = 0
+    takeovers: list[float] = field(default_factory=list)
+    hand_deleted: Counter[str] = field(default_factory=Counter)
+    submitted: int = 0
+
+    def submit(self, count: int) -> list[JobPlan]:
+        wave = self.plans[self.submitted : self.submitted + count]
+        for plan in wave:
+            self.api.create(job_resource(plan.kind), self.namespace, plan.manifest)
+        self.submitted += len(wave)
+        return wave
+
+    def restart(self, component: str) -> None:
+        state = cluster_tool.read_state()
+        assert state is not None, "no cluster state"
+        began = time.monotonic()
+        cluster_tool.restart_component(state, component, kill=True)
+        self.faults[f"{component}-restart"] += 1
+        self.log(f"restarted {component} in {time.monotonic() - began:.1f}s")
+
+    def _running_pods(self) -> list[Manifest]:
+        pods = self.api.list(PODS, self.namespace)
+        return [p for p in pods if o.status(p).get("phase") == "Running"]
+
+    def delete_pod(self) -> None:
+        """Delete a running pod of a running job by hand."""
+        active = {
+            o.meta(j).name
+            for r in JOB_RESOURCES
+            for j in self.api.list(r, self.namespace)
+            if o.status(j).get("phase") not in FINAL
+        } & self._untouched()
+        candidates = [
+            p
+            for p in self._running_pods()
+            if not o.meta(p).deletion_timestamp
+            and o.meta(p).labels.get("tensorstack.dev/owner-name") in active
+        ]
+        if not candidates:
+            return
+        pod = self.rng.choice(candidates)
+        name = o.meta(pod).name
+        if self.api.delete(PODS, self.namespace, name):
+            self.hand_deleted[name] += 1
+            self.faults["pod-delete"] += 1
+            self.log(f"deleted pod {name} by hand")
+
+    def _untouched(self) -> set[str]:
+        return {p.name for p in self.plans[: self.submitted] if not p.touched}
+
+    def touch_job(self, action: str) -> None:
+        """Submit one job and delete or pause it while its pods are being created."""
+        if self.submitted >= len(self.plans):
+            return
+        plan = self.plans[self.submitted]
+        plan.touched = "deleted" if action == "job-delete" else "paused"
+        self.submit(1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not self.history.seen(plan.pods[0]):
+            time.sleep(0.02)
+        resource = job_resource(plan.kind)
+        if action == "job-delete":
+            self.api.delete(resource, self.namespace, plan.name)
+        else:
+            pause = {"spec": {"runMode": {"pause": {"enabled": True}}}}
+            self.api.patch(resource, self.namespace, plan.name, pause)
+            time.sleep(self.rng.uniform(0.5, 3.0))
+            resume = {"spec": {"runMode": {"pause": {"enabled": False}}}}
+            self.api.patch(resource, self.namespace, plan.name, resume)
+        self.faults[action] += 1
+        self.log(f"{action} {plan.name} while its pods were being created")
+
+    def run(self) -> dict[str, Any]:
+        size = self.size
+        schedule = (
+            ["operator-kill"] * size.operator_kills
+            + ["apiserver-restart"] * size.apiserver_restarts
+            + ["etcd-restart"] * size.etcd_restarts
+            + ["pod-delete"] * size.pod_deletes
+            + ["job-delete"] * size.job_deletes
+            + ["pause-resume"] * size.pause_resumes
+        )
+        self.rng.shuffle(schedule)
+        touches = size.job_deletes + size.pause_resumes
+        waves = size.operator_kills + 1
+        per_wave = max(1, (len(self.plans) - touches) // waves)
+        began = time.monotonic()
+        self.submit(per_wave)
+        self.log(f"submitted {self.submitted} jobs; {len(schedule)} faults to inject")
+        for fault in schedule:
+            time.sleep(self.rng.uniform(0.2, 2.0))
+            if fault == "operator-kill":
+                leader = self.ops.leader()
+                offset = leader.log_path.stat().st_size
+                self.submit(per_wave)  # a wave of jobs: the leader is creating their pods
+                mid = wait_for_create(leader, offset, 10.0)
+                self.ops.kill(leader)
+                killed = time.monotonic()
+                self.mid_create_kills += mid
+                self.ops.spawn()
+                self.ops.leader(timeout=60.0)
+                self.takeovers.append(time.monotonic() - killed)
+                self.faults[fault] += 1
+                self.log(
+                    f"SIGKILLed the leader (mid-create: {mid}); standby took over in"
+                    f" {self.takeovers[-1]:.1f}s"
+                )
+            elif fault in ("apiserver-restart", "etcd-restart"):
+                self.restart("kube-apiserver" if fault == "apiserver-restart" else "etcd")
+            elif fault == "pod-delete":
+                self.delete_pod()
+            else:
+                self.touch_job(fault)
+        rest = [p for p in self.plans[self.submitted :] if not p.touched]
+        if rest:
+            self.submit(len(self.plans) - self.submitted)
+        faults_done = time.monotonic()
+        self.log(f"faults done after {faults_done - began:.0f}s; waiting for convergence")
+
+        findings = Findings(unfinished=["not checked yet"])
+        deadline = faults_done + size.converge_timeout
+        while time.monotonic() < deadline:
+            findings = check_jobs(
+                self.api, self.namespace, self.plans, self.history, self.hand_deleted
+            )
+            if findings.ok():
+                break
+            time.sleep(2.0)
+        converged = time.monotonic()
+        writes = self.ops.writes()
+        self.log(f"converged: {findings.ok()} after {converged - faults_done:.0f}s")
+
+        # A fresh operator against the converged namespace must write nothing.
+        self.ops.kill_all()
+        before = snapshot(self.api, self.namespace)
+        fresh = self.ops.spawn()
+        self.ops.leader()
+        settle_began = time.monotonic()
+        synced = _wait_log_quiet(fresh, quiet=3.0, timeout=60.0)
+        after = snapshot(self.api, self.namespace)
+        changed = sorted(k for k, v in after.items() if before.get(k) != v)
+        changed += sorted(k for k in before if k not in after)
+        fresh_writes = Counter[str]()
+        for line in fresh.log().splitlines():
+            with contextlib.suppress(ValueError):
+                record = json.loads(line)
+                if record.get("msg") in WRITE_ACTIONS and "job" in record:
+                    fresh_writes[str(record["msg"])] += 1
+        self.log(f"restart over the converged namespace: {len(changed)} objects changed")
+        phases = Counter(
+            str(o.status(j).get("phase") or "none")
+            for r in JOB_RESOURCES
+            for j in self.api.list(r, self.namespace)
+        )
+        return {
+            "size": asdict(size),
+            "jobs": len(self.plans),
+            "kinds": dict(Counter(p.kind for p in self.plans)),
+            "pods": sum(len(p.pods) for p in self.plans),
+            "faults": dict(self.faults),
+            "faults_total": sum(self.faults.values()),
+            "mid_create_kills": self.mid_create_kills,
+            "takeover_seconds_max": round(max(self.takeovers, default=0.0), 1),
+            "fault_phase_seconds": round(faults_done - began, 1),
+            "converge_seconds": round(converged - faults_done, 1),
+            "converged": findings.ok(),
+            "findings": findings.summary(),
+            "findings_detail": {k: v[:20] for k, v in asdict(findings).items() if v},
+            "operator_writes": dict(writes),
+            "restart": {
+                "jobs": dict(phases),
+                "quiet": synced,
+                "seconds": round(time.monotonic() - settle_began, 1),
+                "objects_changed": len(changed),
+                "changed_detail": changed[:20],
+                "operator_writes": dict(fresh_writes),
+            },
+        }
+
+
+def _wait_log_quiet(op: Operator, quiet: float, timeout: float) -> bool:
+    """Wait until the operator's log has not grown for `quiet` seconds; False on timeout."""
+    deadline = time.monotonic() + timeout
+    size, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        now_size = op.log_path.stat().st_size
+        if now_size != size:
+            size, since = now_size, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@contextlib.contextmanager
+def _namespace(api: Api, name: str) -> Iterator[str]:
+    api.create(NAMESPACES, "", {"metadata": {"name": name}})
+    try:
+        yield name
+    finally:
+        with contextlib.suppress(ApiError):
+            api.call("DELETE", NAMESPACES.path(name=name), query={"propagationPolicy": "Background"})
+
+
+def run_campaign(
+    kubeconfig: Path,
+    size: Size,
+    log_dir: Path,
+    *,
+    seed: int = 14,
+    namespace: str | None = None,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run one campaign on the cluster of `kubeconfig` (its state in tools/cluster.py's
+    directory, for the restarts) and return the result (see `render`)."""
+    rng = random.Random(seed)
+    api = Api(kubeconfig)
+    ns = namespace or f"chaos-{seed}-{int(time.time())}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    try:
+        with (
+            contextlib.redirect_stdout(_Discard()),  # launch_operators prints whole logs
+            _namespace(api, ns),
+            launch_operators(kubeconfig, ns, log_dir) as start,
+            contextlib.closing(PodHistory(api, ns)) as history,
+        ):
+            ops = Operators(start, size.workers)
+            ops.leader()
+            plans = make_jobs(size.jobs, rng, size.run_for)
+            campaign = Campaign(api, ns, size, rng, ops, history, plans, log)
+            result = campaign.run()
+    finally:
+        api.close()
+    result.update(
+        seed=seed,
+        namespace=ns,
+        total_seconds=round(time.monotonic() - began, 1),
+        date=datetime.now(UTC).strftime("%Y-%m-%d"),
+        operator_logs=str(log_dir),
+    )
+    return result
+
+
+class _Discard:
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def render_table(result: Mapping[str, Any]) -> str:
+    """The docs/reliability.md table for one result."""
+    f = result["findings"]
+    r = result["restart"]
+    faults = ", ".join(f"{k} {v}" for k, v in sorted(result["faults"].items()))
+    writes = result["operator_writes"]
+    rw = r["operator_writes"]
+    rows = [
+        ("Jobs (GenericJob / DeepSpeedJob / ColossalAIJob)", _kinds(result["kinds"])),
+        ("Pods the jobs should own", result["pods"]),
+        ("Faults injected", f"{result['faults_total']} ({faults})"),
+        ("Leader kills in the middle of a pass creating pods", result["mid_create_kills"]),
+        ("Slowest takeover by the standby", f"{result['takeover_seconds_max']} s"),
+        ("Duplicate pods (created again without a reason)", f["duplicates"]),
+        ("Pods missing / extra / orphaned", f"{f['missing']} / {f['extra']} / {f['orphans']}"),
+        ("Jobs lost or with the wrong outcome", f["lost"]),
+        ("Jobs whose status a new pass would change", f["inconsistent"]),
+        ("Jobs not finished at the end", f["unfinished"]),
+        ("Time to converge after the last fault", f"{result['converge_seconds']} s"),
+        (
+            "Operator writes during the run (status / create / delete / update)",
+            " / ".join(str(writes.get(k, 0)) for k in ("write status", "create", "delete", "update")),
+        ),
+        (
+            f"Fresh operator over the converged namespace ({sum(r['jobs'].values())} jobs):"
+            " objects changed / writes",
+            f"{r['objects_changed']} / {sum(rw.values())}",
+        ),
+        ("Whole run", f"{result['total_seconds']} s"),
+    ]
+    lines = [
+        f"Size `{result['size_name']}`, seed {result['seed']}, {result['date']}:",
+        "",
+        "| | |",
+        "| --- | --- |",
+        *(f"| {k} | {v} |" for k, v in rows),
+    ]
+    return "\n".join(lines)
+
+
+def _kinds(kinds: Mapping[str, int]) -> str:
+    total = sum(kinds.values())
+    parts = " / ".join(str(kinds.get(k, 0)) for k in ("GenericJob", "DeepSpeedJob", "ColossalAIJob"))
+    return f"{total} ({parts})"
+
+
+def render(result_path: Path, doc: Path = DOC) -> None:
+    """Replace the table between the markers of docs/reliability.md with the result's."""
+    result = json.loads(result_path.read_text())
+    text = doc.read_text()
+    begin, end = text.index(TABLE_BEGIN), text.index(TABLE_END)
+    text = text[: begin + len(TABLE_BEGIN)] + "\n" + render_table(result) + "\n" + text[end:]
+    doc.write_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="run a campaign and write its result as JSON")
+    p_run.add_argument("--size", choices=sorted(SIZES), default="long")
+    p_run.add_argument("--jobs", type=int, help="override the number of jobs of the size")
+    p_run.add_argument("--seed", type=int, default=14)
+    p_run.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "chaos.json")
+    p_render = sub.add_parser("render", help="write a result into docs/reliability.md")
+    p_render.add_argument("result", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "render":
+        render(args.result)
+        return 0
+    size = SIZES[args.size]
+    if args.jobs:
+        size = Size(**{**asdict(size), "jobs": args.jobs})
+    cluster_tool.up(quiet=True)
+    log_dir = cluster_tool.STATE_DIR / "chaos" / f"seed-{args.seed}"
+    result = run_campaign(
+        cluster_tool.KUBECONFIG,
+        size,
+        log_dir,
+        seed=args.seed,
+        log=lambda line: print(f"[chaos] {line}", flush=True),
+    )
+    result["size_name"] = args.size
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    print(f"[chaos] result in {args.out}")
+    print(render_table(result))
+    return 0 if result["converged"] and not result["restart"]["objects_changed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
