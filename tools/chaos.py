@@ -75,6 +75,7 @@ from tools import cluster as cluster_tool  # noqa: E402
 
 Manifest = dict[str, Any]
 FINAL: Final = ("Succeeded", "Failed")
+OUTCOMES: Final = ("Succeeded", "Failed", "Running", "Pending", "Paused")
 WRITE_ACTIONS: Final = ("write status", "create", "delete", "update")
 DOC: Final = REPO_ROOT / "docs" / "reliability.md"
 TABLE_BEGIN: Final = "<!-- chaos-table: begin (tools/chaos.py render) -->"
@@ -139,35 +140,44 @@ class JobPlan:
     pods: tuple[str, ...]
     """The pod names the job must own (deterministic)."""
     outcome: str
-    """Succeeded, Failed, or Running (pods that never end)."""
+    """The phase it must reach: Succeeded, Failed, Running (pods that never end), Pending
+    (pods that are never scheduled) or Paused (created paused)."""
     touched: str = ""
     """A fault aimed at the job itself: "deleted", "paused" (and resumed)."""
 
 
 def make_jobs(count: int, rng: random.Random, run_for: tuple[int, int]) -> list[JobPlan]:
     """Jobs of the three kinds and several shapes: 1-4 replicas, one or two replica types,
-    succeeding, failing, or running for ever, with Services for some GenericJobs."""
+    succeeding, failing, running for ever, never scheduled or created paused, with Services
+    for some GenericJobs."""
     jobs: list[JobPlan] = []
     for n in range(count):
         secs = rng.randint(*run_for)
         roll = rng.random()
         if roll < 0.5:
             name = f"gj-{n}"
-            outcome = rng.choices(("Succeeded", "Failed", "Running"), (6, 2, 1))[0]
+            outcome = rng.choices(OUTCOMES, (12, 4, 2, 1, 1))[0]
+            ends = outcome in FINAL
             ok = finish(0, f"{secs}s")
             types: list[tuple[str, int, dict[str, str] | None]] = [
-                ("worker", rng.randint(1, 4), ok if outcome != "Running" else None)
+                ("worker", rng.randint(1, 4), ok if ends else None)
             ]
             if rng.random() < 0.4:
-                types.append(("ps", rng.randint(1, 2), ok if outcome != "Running" else None))
+                types.append(("ps", rng.randint(1, 2), ok if ends else None))
             if outcome == "Failed":
                 types[0] = (types[0][0], types[0][1], finish(rng.choice((1, 2, 137)), f"{secs}s"))
             reps = [replica(t, c, annotations=a) for t, c, a in types]
+            if outcome == "Pending":  # no node matches: the pods exist and are never scheduled
+                reps[0]["template"]["spec"]["nodeSelector"] = {"chaos.t9k.dev/node": "none"}
             extra: dict[str, Any] = {}
             if rng.random() < 0.3:
                 extra["service"] = {"ports": [{"name": "http", "port": 8080}]}
+            if outcome == "Paused":  # created paused: no pods until resumed
+                extra["runMode"] = {"pause": {"enabled": True}}
             manifest = generic_job(name, *reps, **extra)
             pods = tuple(f"{name}-{t}-{i}" for t, c, _ in types for i in range(c))
+            if outcome == "Paused":
+                pods = ()
             jobs.append(JobPlan("GenericJob", name, manifest, pods, outcome))
         elif roll < 0.75:
             name = f"ds-{n}"
@@ -181,8 +191,9 @@ def make_jobs(count: int, rng: random.Random, run_for: tuple[int, int]) -> list[
             manifest = colossalai_job(
                 name,
                 workers,
-                launcher_annotations=finish(0, f"{secs}s"),
-                worker_annotations=finish(0, f"{secs + 30}s"),
+                # The workers end first, so a converged job's pods no longer change.
+                launcher_annotations=finish(0, f"{secs + 2}s"),
+                worker_annotations=finish(0, f"{secs}s"),
             )
             pods = (f"{name}-launcher", *(f"{name}-worker-{i}" for i in range(workers)))
             jobs.append(JobPlan("ColossalAIJob", name, manifest, pods, "Succeeded"))
@@ -562,6 +573,12 @@ class Campaign:
         """Submit one job and delete or pause it while its pods are being created."""
         if self.submitted >= len(self.plans):
             return
+        # Not a job that stays paused: resuming it would change its outcome.
+        later = [i for i in range(self.submitted, len(self.plans)) if self.plans[i].pods]
+        if not later:
+            return
+        i = later[0]
+        self.plans[self.submitted], self.plans[i] = self.plans[i], self.plans[self.submitted]
         plan = self.plans[self.submitted]
         plan.touched = "deleted" if action == "job-delete" else "paused"
         self.submit(1)
