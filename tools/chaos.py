@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
 import signal
 import sys
@@ -76,6 +77,12 @@ from tools import cluster as cluster_tool  # noqa: E402
 Manifest = dict[str, Any]
 FINAL: Final = ("Succeeded", "Failed")
 OUTCOMES: Final = ("Succeeded", "Failed", "Running", "Pending", "Paused")
+OPERATOR_ENV: Final = {
+    # Hidden test knobs of the operator: watches the server ends every 2-5 s (so they end
+    # hundreds of times in a run) and lists in pages of 7 objects (so every list is paginated).
+    "T9K_OPERATOR_TEST_WATCH_SECONDS": "2,5",
+    "T9K_OPERATOR_TEST_PAGE_SIZE": "7",
+}
 WRITE_ACTIONS: Final = ("write status", "create", "delete", "update")
 DOC: Final = REPO_ROOT / "docs" / "reliability.md"
 TABLE_BEGIN: Final = "<!-- chaos-table: begin (tools/chaos.py render) -->"
@@ -95,6 +102,8 @@ class Size:
     pause_resumes: int
     run_for: tuple[int, int]
     """Seconds the pods of a finishing job run (uniform in this range)."""
+    load_jobs: int = 0
+    """Jobs submitted at once to one operator after the campaign (`run_load`); 0: none."""
     workers: int = 4
     converge_timeout: float = 300.0
 
@@ -122,6 +131,7 @@ SIZES: Final = {
         job_deletes=5,
         pause_resumes=5,
         run_for=(5, 120),
+        load_jobs=1000,
         converge_timeout=600.0,
     ),
 }
@@ -270,6 +280,8 @@ class PodHistory:
         self.api = api
         self.namespace = namespace
         self.uids: dict[str, list[str]] = defaultdict(list)
+        self.gone = 0
+        """How many times a watch answered 410 Gone (and the pods were listed again)."""
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pod-history", daemon=True)
@@ -300,6 +312,7 @@ class PodHistory:
                         if event.get("type") == "ERROR":
                             if obj.get("code") == 410:
                                 version = ""
+                                self.gone += 1
                             break
                         self._record(obj)
                         version = o.meta(obj).resource_version or version
@@ -308,6 +321,7 @@ class PodHistory:
             except ApiError as err:
                 if err.status == 410:
                     version = ""
+                    self.gone += 1
                 self._stop.wait(0.3)
             except Exception:  # a broken stream while the API server restarts
                 self._stop.wait(0.3)
@@ -443,7 +457,11 @@ def check_jobs(
     jobs: dict[str, Manifest] = {}
     for resource in JOB_RESOURCES:
         for job in api.list(resource, namespace):
-            jobs[o.meta(job).name] = {"apiVersion": resource.api_version, "kind": resource.kind, **job}
+            jobs[o.meta(job).name] = {
+                "apiVersion": resource.api_version,
+                "kind": resource.kind,
+                **job,
+            }
     children = {r: _owned(api.list(r, namespace)) for r in CHILD_RESOURCES}
     pods_by_uid = children[PODS]
     live_uids = {o.meta(j).uid for j in jobs.values()}
@@ -532,12 +550,17 @@ class Campaign:
         return wave
 
     def restart(self, component: str) -> None:
+        """SIGKILL `component` and start it again. Before an API server restart etcd's history
+        is compacted, so every watch resumes from a version that is gone: 410 Gone, re-list."""
         state = cluster_tool.read_state()
         assert state is not None, "no cluster state"
         began = time.monotonic()
+        compacted = ""
+        if component == "kube-apiserver":
+            compacted = f" after compacting etcd at revision {cluster_tool.compact_etcd(state)}"
         cluster_tool.restart_component(state, component, kill=True)
         self.faults[f"{component}-restart"] += 1
-        self.log(f"restarted {component} in {time.monotonic() - began:.1f}s")
+        self.log(f"restarted {component}{compacted} in {time.monotonic() - began:.1f}s")
 
     def _running_pods(self) -> list[Manifest]:
         pods = self.api.list(PODS, self.namespace)
@@ -687,6 +710,8 @@ class Campaign:
             "faults": dict(self.faults),
             "faults_total": sum(self.faults.values()),
             "mid_create_kills": self.mid_create_kills,
+            "watch_gone": self.history.gone,
+            "operator_env": dict(OPERATOR_ENV),
             "takeover_seconds_max": round(max(self.takeovers, default=0.0), 1),
             "fault_phase_seconds": round(faults_done - began, 1),
             "converge_seconds": round(converged - faults_done, 1),
@@ -726,7 +751,9 @@ def _namespace(api: Api, name: str) -> Iterator[str]:
         yield name
     finally:
         with contextlib.suppress(ApiError):
-            api.call("DELETE", NAMESPACES.path(name=name), query={"propagationPolicy": "Background"})
+            api.call(
+                "DELETE", NAMESPACES.path(name=name), query={"propagationPolicy": "Background"}
+            )
 
 
 def run_campaign(
@@ -747,6 +774,7 @@ def run_campaign(
     began = time.monotonic()
     try:
         with (
+            _environ(OPERATOR_ENV),
             contextlib.redirect_stdout(_Discard()),  # launch_operators prints whole logs
             _namespace(api, ns),
             launch_operators(kubeconfig, ns, log_dir) as start,
@@ -769,12 +797,142 @@ def run_campaign(
     return result
 
 
+@contextlib.contextmanager
+def _environ(values: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables (inherited by the operators started meanwhile), then restore."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 class _Discard:
     def write(self, text: str) -> int:
         return len(text)
 
     def flush(self) -> None:
         pass
+
+
+# --- load ------------------------------------------------------------------------------------
+
+
+def _rss_peak_mib(pid: int) -> float:
+    """Peak resident memory (VmHWM) of a live process, MiB; 0 if unknown."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _log_times(op: Operator) -> dict[str, float]:
+    """Per job name, the wall-clock time (epoch seconds) of the operator's first action."""
+    first: dict[str, float] = {}
+    for line in op.log().splitlines():
+        with contextlib.suppress(ValueError, KeyError):
+            record = json.loads(line)
+            if record.get("msg") in WRITE_ACTIONS and "job" in record:
+                name = str(record["job"]).rsplit("/", 1)[-1]
+                if name not in first:
+                    stamp = datetime.strptime(record["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+                    first[name] = stamp.replace(tzinfo=UTC).timestamp()
+    return first
+
+
+def run_load(
+    kubeconfig: Path,
+    jobs: int,
+    log_dir: Path,
+    *,
+    seed: int = 14,
+    timeout: float = 900.0,
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Submit `jobs` small jobs at once to one operator: peak memory, time for the work queue to
+    drain (every job's pods created), time until all finished, and how long each job waited for
+    its first action (no job may wait much longer than the others: the queue is FIFO per job)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = random.Random(seed)
+    api = Api(kubeconfig)
+    ns = f"load-{seed}-{int(time.time())}"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    plans = []
+    for n in range(jobs):
+        count = rng.choice((1, 1, 1, 2))
+        secs = rng.randint(3, 15)
+        manifest = generic_job(
+            f"load-{n}", replica("worker", count, annotations=finish(0, f"{secs}s"))
+        )
+        pods = tuple(f"load-{n}-worker-{i}" for i in range(count))
+        plans.append(JobPlan("GenericJob", f"load-{n}", manifest, pods, "Succeeded"))
+    try:
+        with (
+            contextlib.redirect_stdout(_Discard()),
+            _namespace(api, ns),
+            launch_operators(kubeconfig, ns, log_dir) as start,
+            contextlib.closing(PodHistory(api, ns)) as history,
+        ):
+            op = start("--workers", "4", "--log-format", "json")
+            op.wait_ready("leader")
+            submitted: dict[str, float] = {}
+
+            def create(plan: JobPlan) -> None:
+                api.create(job_resource(plan.kind), ns, plan.manifest)
+                submitted[plan.name] = time.time()
+
+            began = time.monotonic()
+            with ThreadPoolExecutor(8) as pool:
+                list(pool.map(create, plans))
+            submit_seconds = time.monotonic() - began
+            log(f"submitted {jobs} jobs in {submit_seconds:.1f}s")
+            all_pods = {n for p in plans for n in p.pods}
+            drained = finished = None
+            peak = 0.0
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and finished is None:
+                peak = max(peak, _rss_peak_mib(op.proc.pid))
+                if drained is None and all(history.seen(n) for n in all_pods):
+                    drained = time.monotonic() - began
+                    log(f"every pod created after {drained:.1f}s")
+                if drained is not None:
+                    phases = [
+                        o.status(j).get("phase") for j in api.list(job_resource("GenericJob"), ns)
+                    ]
+                    if all(ph == "Succeeded" for ph in phases) and len(phases) == jobs:
+                        finished = time.monotonic() - began
+                time.sleep(1.0)
+            peak = max(peak, _rss_peak_mib(op.proc.pid))
+            findings = check_jobs(api, ns, plans, history, Counter())
+            first = _log_times(op)
+            waits = sorted(first[p.name] - submitted[p.name] for p in plans if p.name in first)
+    finally:
+        api.close()
+
+    def pct(q: float) -> float:
+        return round(waits[min(len(waits) - 1, int(q * len(waits)))], 1) if waits else 0.0
+
+    return {
+        "jobs": jobs,
+        "pods": sum(len(p.pods) for p in plans),
+        "submit_seconds": round(submit_seconds, 1),
+        "drain_seconds": round(drained or -1, 1),
+        "finish_seconds": round(finished or -1, 1),
+        "rss_peak_mib": round(peak, 1),
+        "memory_limit_mib": 512,
+        "first_action_wait_seconds": {"p50": pct(0.5), "p99": pct(0.99), "max": pct(1.0)},
+        "jobs_without_action": jobs - len(waits),
+        "findings": findings.summary(),
+        "findings_detail": {k: v[:20] for k, v in asdict(findings).items() if v},
+        "converged": findings.ok() and finished is not None,
+    }
 
 
 # --- the report ------------------------------------------------------------------------------
@@ -801,7 +959,9 @@ def render_table(result: Mapping[str, Any]) -> str:
         ("Time to converge after the last fault", f"{result['converge_seconds']} s"),
         (
             "Operator writes during the run (status / create / delete / update)",
-            " / ".join(str(writes.get(k, 0)) for k in ("write status", "create", "delete", "update")),
+            " / ".join(
+                str(writes.get(k, 0)) for k in ("write status", "create", "delete", "update")
+            ),
         ),
         (
             f"Fresh operator over the converged namespace ({sum(r['jobs'].values())} jobs):"
@@ -810,6 +970,38 @@ def render_table(result: Mapping[str, Any]) -> str:
         ),
         ("Whole run", f"{result['total_seconds']} s"),
     ]
+    rows.insert(
+        4,
+        (
+            "Watches ended by the server / lists paginated",
+            f"every {result['operator_env']['T9K_OPERATOR_TEST_WATCH_SECONDS'].replace(',', '-')}"
+            f" s / pages of {result['operator_env']['T9K_OPERATOR_TEST_PAGE_SIZE']} objects;"
+            f" 410 Gone answers seen by the harness's own pod watch: {result['watch_gone']}",
+        ),
+    )
+    load = result.get("load")
+    if load:
+        w = load["first_action_wait_seconds"]
+        lf = load["findings"]
+        rows += [
+            ("Load: jobs submitted at once (pods)", f"{load['jobs']} ({load['pods']})"),
+            (
+                "Load: every pod created (work queue drained) / every job Succeeded",
+                f"{load['drain_seconds']} s / {load['finish_seconds']} s",
+            ),
+            (
+                "Load: operator peak memory (limit in operator.yaml)",
+                f"{load['rss_peak_mib']} MiB ({load['memory_limit_mib']} MiB)",
+            ),
+            (
+                "Load: wait for a job's first action, p50 / p99 / max",
+                f"{w['p50']} / {w['p99']} / {w['max']} s",
+            ),
+            (
+                "Load: duplicates / missing / lost",
+                f"{lf['duplicates']} / {lf['missing']} / {lf['lost']}",
+            ),
+        ]
     lines = [
         f"Size `{result['size_name']}`, seed {result['seed']}, {result['date']}:",
         "",
@@ -822,7 +1014,9 @@ def render_table(result: Mapping[str, Any]) -> str:
 
 def _kinds(kinds: Mapping[str, int]) -> str:
     total = sum(kinds.values())
-    parts = " / ".join(str(kinds.get(k, 0)) for k in ("GenericJob", "DeepSpeedJob", "ColossalAIJob"))
+    parts = " / ".join(
+        str(kinds.get(k, 0)) for k in ("GenericJob", "DeepSpeedJob", "ColossalAIJob")
+    )
     return f"{total} ({parts})"
 
 
@@ -841,6 +1035,7 @@ def main(argv: list[str] | None = None) -> int:
     p_run = sub.add_parser("run", help="run a campaign and write its result as JSON")
     p_run.add_argument("--size", choices=sorted(SIZES), default="long")
     p_run.add_argument("--jobs", type=int, help="override the number of jobs of the size")
+    p_run.add_argument("--load-jobs", type=int, help="override the jobs of the load test")
     p_run.add_argument("--seed", type=int, default=14)
     p_run.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "chaos.json")
     p_render = sub.add_parser("render", help="write a result into docs/reliability.md")
@@ -852,6 +1047,8 @@ def main(argv: list[str] | None = None) -> int:
     size = SIZES[args.size]
     if args.jobs:
         size = Size(**{**asdict(size), "jobs": args.jobs})
+    if args.load_jobs is not None:
+        size = Size(**{**asdict(size), "load_jobs": args.load_jobs})
     cluster_tool.up(quiet=True)
     log_dir = cluster_tool.STATE_DIR / "chaos" / f"seed-{args.seed}"
     result = run_campaign(
@@ -862,11 +1059,20 @@ def main(argv: list[str] | None = None) -> int:
         log=lambda line: print(f"[chaos] {line}", flush=True),
     )
     result["size_name"] = args.size
+    if size.load_jobs:
+        result["load"] = run_load(
+            cluster_tool.KUBECONFIG,
+            size.load_jobs,
+            log_dir / "load",
+            seed=args.seed,
+            log=lambda line: print(f"[chaos] load: {line}", flush=True),
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     print(f"[chaos] result in {args.out}")
     print(render_table(result))
-    return 0 if result["converged"] and not result["restart"]["objects_changed"] else 1
+    ok = result["converged"] and not result["restart"]["objects_changed"]
+    return 0 if ok and result.get("load", {}).get("converged", True) else 1
 
 
 if __name__ == "__main__":

@@ -776,10 +776,29 @@ def _apiserver_argv(state: State) -> list[str]:
     ]
 
 
+def compact_etcd(state: State) -> int:
+    """Compact etcd's history up to its current revision (fault injection: after this, a watch
+    from an older resourceVersion that the API server's cache no longer holds gets 410 Gone).
+    Returns the revision."""
+    url = f"http://127.0.0.1:{state.ports['etcd']}/v3/kv"
+    request = urllib.request.Request(
+        f"{url}/range", data=json.dumps({"key": "YQ=="}).encode(), method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=10) as r:
+        revision = int(json.load(r)["header"]["revision"])
+    body = json.dumps({"revision": str(revision), "physical": True}).encode()
+    request = urllib.request.Request(f"{url}/compaction", data=body, method="POST")
+    with urllib.request.urlopen(request, timeout=30) as r:
+        r.read()
+    return revision
+
+
 RESTARTABLE: Final = ("etcd", "kube-apiserver", "kube-controller-manager")
 
 
-def restart_component(state: State, name: str, *, kill: bool = False, down_for: float = 0.0) -> None:
+def restart_component(
+    state: State, name: str, *, kill: bool = False, down_for: float = 0.0
+) -> None:
     """Stop one component (SIGTERM, or SIGKILL with `kill`), wait `down_for` seconds, start it
     again with the same flags and wait until it is healthy (fault injection: tools/chaos.py)."""
     if name not in RESTARTABLE:

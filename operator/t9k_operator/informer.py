@@ -15,6 +15,7 @@ counts as synced and empty, and is retried every minute.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import threading
 import time
@@ -152,6 +153,17 @@ class Store:
         return changes
 
 
+WATCH_SECONDS_ENV = "T9K_OPERATOR_TEST_WATCH_SECONDS"
+"""Hidden test knob (tools/chaos.py): `low,high` seconds instead of 300-600 per watch."""
+
+
+def _watch_timeout() -> tuple[int, int]:
+    low, _, high = os.environ.get(WATCH_SECONDS_ENV, "").partition(",")
+    if low.isdigit() and high.isdigit() and 0 < int(low) <= int(high):
+        return int(low), int(high)
+    return 300, 600
+
+
 @dataclass(eq=False)
 class Informer:
     """List-then-watch one resource into a `Store` (see the module docstring): the operator's
@@ -165,7 +177,7 @@ class Informer:
     label_selector: str | None = None
     handler: Handler | None = None
     backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=30.0))
-    watch_timeout: tuple[int, int] = (300, 600)
+    watch_timeout: tuple[int, int] = field(default_factory=lambda: _watch_timeout())
     """The server ends each watch after a random number of seconds in this range."""
     min_watch_seconds: InitVar[float] = 1.0
     clock: InitVar[Callable[[], float]] = time.monotonic

@@ -20,12 +20,14 @@ from tools import chaos
 def test_faults_lose_nothing_and_duplicate_nothing(cluster: Cluster, tmp_path: Path) -> None:
     result = chaos.run_campaign(cluster.kubeconfig, chaos.SIZES["small"], tmp_path, seed=13)
     detail = json.dumps(result, indent=2, sort_keys=True)
-    assert result["converged"], f"the jobs did not converge (operator logs in {tmp_path}):\n{detail}"
+    assert result[
+        "converged"
+    ], f"the jobs did not converge (operator logs in {tmp_path}):\n{detail}"
     assert result["faults"]["operator-kill"] == 3, detail
     assert result["mid_create_kills"] >= 1, detail
     assert result["faults"]["kube-apiserver-restart"] == 1, detail
     assert result["faults"]["etcd-restart"] == 1, detail
     restart = result["restart"]
-    assert restart["objects_changed"] == 0 and not restart["operator_writes"], (
-        f"an operator started over converged jobs wrote to them:\n{detail}"
-    )
+    wrote = f"an operator started over converged jobs wrote to them:\n{detail}"
+    assert restart["objects_changed"] == 0, wrote
+    assert not restart["operator_writes"], wrote

@@ -151,7 +151,8 @@ def _settle(sim: Sim, limit: int = 8) -> None:
             return
         # Idempotence: the same pass again over the same state plans the same thing.
         again = sim.plan()
-        assert again.create == plan.create and again.delete == plan.delete
+        assert again.create == plan.create
+        assert again.delete == plan.delete
         sim.plans.append(plan)
         sim.apply(plan)
         created |= {c["metadata"]["name"] for c in plan.create if c["kind"] == "Pod"}
