@@ -763,7 +763,7 @@ def run_campaign(
     *,
     seed: int = 14,
     namespace: str | None = None,
-    log: Callable[[str], None] = print,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> dict[str, Any]:
     """Run one campaign on the cluster of `kubeconfig` (its state in tools/cluster.py's
     directory, for the restarts) and return the result (see `render`)."""
@@ -853,7 +853,7 @@ def run_load(
     *,
     seed: int = 14,
     timeout: float = 900.0,
-    log: Callable[[str], None] = print,
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
 ) -> dict[str, Any]:
     """Submit `jobs` small jobs at once to one operator: peak memory, time for the work queue to
     drain (every job's pods created), time until all finished, and how long each job waited for
@@ -1056,7 +1056,7 @@ def main(argv: list[str] | None = None) -> int:
         size,
         log_dir,
         seed=args.seed,
-        log=lambda line: print(f"[chaos] {line}", flush=True),
+        log=lambda line: print(f"[chaos] {line}", file=sys.stderr, flush=True),
     )
     result["size_name"] = args.size
     if size.load_jobs:
@@ -1065,7 +1065,7 @@ def main(argv: list[str] | None = None) -> int:
             size.load_jobs,
             log_dir / "load",
             seed=args.seed,
-            log=lambda line: print(f"[chaos] load: {line}", flush=True),
+            log=lambda line: print(f"[chaos] load: {line}", file=sys.stderr, flush=True),
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
