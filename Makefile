@@ -137,6 +137,16 @@ bench: $(STAMP) ## Run the benchmarks in bench/
 	$(BIN)/python bench/render.py
 	$(BIN)/python bench/reconcile.py
 
+# The fault campaign of docs/reliability.md (tools/chaos.py): 200 jobs under operator kills,
+# API server and etcd restarts and more, then 1,000 jobs at once; about 15 minutes. The result
+# goes to bench/chaos-result.json and its table into docs/reliability.md, even when it fails.
+CHAOS_ARGS ?=
+
+.PHONY: chaos
+chaos: $(STAMP) cluster-binaries ## Fault campaign on the local control plane; figures into docs/reliability.md
+	rc=0; $(BIN)/python tools/chaos.py run --size long --out bench/chaos-result.json $(CHAOS_ARGS) || rc=$$?; \
+	  $(BIN)/python tools/chaos.py render bench/chaos-result.json && exit $$rc
+
 .PHONY: demo
 demo: $(STAMP) ## Run the example jobs live: local control plane + operator, simulated pods (docs/demo.md)
 	$(BIN)/python tools/demo.py

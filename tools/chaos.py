@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A fault campaign against the operator on the local control plane (docs/reliability.md).
 
-    python tools/chaos.py run --size long --out bench/results/chaos.json   # `make chaos`
-    python tools/chaos.py render bench/results/chaos.json                  # the docs table
+    python tools/chaos.py run --size long      # `make chaos`: writes bench/chaos-result.json
+    python tools/chaos.py render bench/chaos-result.json    # its table into docs/reliability.md
 
 `run` starts (or reuses) the cluster of tools/cluster.py, creates a namespace, starts two
 operator replicas with leader election, submits jobs of the three kinds and several shapes in
@@ -57,8 +57,12 @@ from t9k_sdk._kube.errors import ApiError  # noqa: E402
 from t9k_sdk._kube.resources import (  # noqa: E402
     CHILD_RESOURCES,
     JOB_RESOURCES,
+    CONFIG_MAPS,
     NAMESPACES,
+    POD_GROUPS,
     PODS,
+    SECRETS,
+    SERVICES,
     Resource,
     job_resource,
 )
@@ -85,6 +89,7 @@ OPERATOR_ENV: Final = {
 }
 WRITE_ACTIONS: Final = ("write status", "create", "delete", "update")
 DOC: Final = REPO_ROOT / "docs" / "reliability.md"
+RESULT: Final = REPO_ROOT / "bench" / "chaos-result.json"
 TABLE_BEGIN: Final = "<!-- chaos-table: begin (tools/chaos.py render) -->"
 TABLE_END: Final = "<!-- chaos-table: end -->"
 
@@ -100,6 +105,8 @@ class Size:
     pod_deletes: int
     job_deletes: int
     pause_resumes: int
+    child_edits: int
+    """ConfigMaps of running jobs edited by hand (the operator must restore them)."""
     run_for: tuple[int, int]
     """Seconds the pods of a finishing job run (uniform in this range)."""
     load_jobs: int = 0
@@ -118,6 +125,7 @@ SIZES: Final = {
         pod_deletes=3,
         job_deletes=1,
         pause_resumes=1,
+        child_edits=1,
         run_for=(4, 30),
         converge_timeout=150.0,
     ),
@@ -130,6 +138,7 @@ SIZES: Final = {
         pod_deletes=15,
         job_deletes=5,
         pause_resumes=5,
+        child_edits=5,
         run_for=(5, 120),
         load_jobs=1000,
         converge_timeout=600.0,
@@ -497,10 +506,10 @@ def check_jobs(
             found.duplicates.append(f"{plan.name}: {made} pods created again, {allowed} explained")
         observed = Observed(
             pods=tuple(pods.values()),
-            services=tuple(children[CHILD_RESOURCES[1]].get(uid, ())),
-            config_maps=tuple(children[CHILD_RESOURCES[2]].get(uid, ())),
-            secrets=tuple(children[CHILD_RESOURCES[3]].get(uid, ())),
-            pod_groups=tuple(children[CHILD_RESOURCES[4]].get(uid, ())),
+            services=tuple(children[SERVICES].get(uid, ())),
+            config_maps=tuple(children[CONFIG_MAPS].get(uid, ())),
+            secrets=tuple(children[SECRETS].get(uid, ())),
+            pod_groups=tuple(children[POD_GROUPS].get(uid, ())),
         )
         again = reconcile(job, observed, now=now)
         if again.status is not None or again.create or again.delete or again.update:
@@ -540,6 +549,7 @@ class Campaign:
     mid_create_kills: int = 0
     takeovers: list[float] = field(default_factory=list)
     hand_deleted: Counter[str] = field(default_factory=Counter)
+    edited: list[str] = field(default_factory=list)
     submitted: int = 0
 
     def submit(self, count: int) -> list[JobPlan]:
@@ -589,6 +599,25 @@ class Campaign:
             self.faults["pod-delete"] += 1
             self.log(f"deleted pod {name} by hand")
 
+    def edit_child(self) -> None:
+        """Edit the launch ConfigMap of a running DeepSpeedJob or ColossalAIJob by hand: the
+        operator keeps it in line with the spec (the final check: a pass would change nothing)."""
+        active = [
+            o.meta(j).name
+            for r in JOB_RESOURCES[1:]
+            for j in self.api.list(r, self.namespace)
+            if o.status(j).get("phase") not in FINAL
+        ]
+        if not active:
+            return
+        name = f"{self.rng.choice(sorted(active))}-config"
+        with contextlib.suppress(ApiError):
+            patch = {"data": {"edited-by-hand": "chaos"}}
+            self.api.patch(CONFIG_MAPS, self.namespace, name, patch)
+            self.edited.append(name)
+            self.faults["child-edit"] += 1
+            self.log(f"edited ConfigMap {name} by hand")
+
     def _untouched(self) -> set[str]:
         return {p.name for p in self.plans[: self.submitted] if not p.touched}
 
@@ -629,6 +658,7 @@ class Campaign:
             + ["pod-delete"] * size.pod_deletes
             + ["job-delete"] * size.job_deletes
             + ["pause-resume"] * size.pause_resumes
+            + ["child-edit"] * size.child_edits
         )
         self.rng.shuffle(schedule)
         touches = size.job_deletes + size.pause_resumes
@@ -659,6 +689,8 @@ class Campaign:
                 self.restart("kube-apiserver" if fault == "apiserver-restart" else "etcd")
             elif fault == "pod-delete":
                 self.delete_pod()
+            elif fault == "child-edit":
+                self.edit_child()
             else:
                 self.touch_job(fault)
         rest = [p for p in self.plans[self.submitted :] if not p.touched]
@@ -678,6 +710,11 @@ class Campaign:
             time.sleep(2.0)
         converged = time.monotonic()
         writes = self.ops.writes()
+        restored = sum(
+            "edited-by-hand" not in (cm.get("data") or {})
+            for cm in self.api.list(CONFIG_MAPS, self.namespace)
+            if o.meta(cm).name in self.edited
+        )
         self.log(f"converged: {findings.ok()} after {converged - faults_done:.0f}s")
 
         # A fresh operator against the converged namespace must write nothing.
@@ -711,6 +748,7 @@ class Campaign:
             "faults_total": sum(self.faults.values()),
             "mid_create_kills": self.mid_create_kills,
             "watch_gone": self.history.gone,
+            "child_edits": {"edited": len(self.edited), "restored": restored},
             "operator_env": dict(OPERATOR_ENV),
             "takeover_seconds_max": round(max(self.takeovers, default=0.0), 1),
             "fault_phase_seconds": round(faults_done - began, 1),
@@ -953,6 +991,10 @@ def render_table(result: Mapping[str, Any]) -> str:
         ("Slowest takeover by the standby", f"{result['takeover_seconds_max']} s"),
         ("Duplicate pods (created again without a reason)", f["duplicates"]),
         ("Pods missing / extra / orphaned", f"{f['missing']} / {f['extra']} / {f['orphans']}"),
+        (
+            "ConfigMaps edited by hand: restored",
+            f"{result['child_edits']['restored']} of {result['child_edits']['edited']}",
+        ),
         ("Jobs lost or with the wrong outcome", f["lost"]),
         ("Jobs whose status a new pass would change", f["inconsistent"]),
         ("Jobs not finished at the end", f["unfinished"]),
@@ -1037,9 +1079,9 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--jobs", type=int, help="override the number of jobs of the size")
     p_run.add_argument("--load-jobs", type=int, help="override the jobs of the load test")
     p_run.add_argument("--seed", type=int, default=14)
-    p_run.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "chaos.json")
+    p_run.add_argument("--out", type=Path, default=RESULT)
     p_render = sub.add_parser("render", help="write a result into docs/reliability.md")
-    p_render.add_argument("result", type=Path)
+    p_render.add_argument("result", type=Path, nargs="?", default=RESULT)
     args = parser.parse_args(argv)
     if args.command == "render":
         render(args.result)
