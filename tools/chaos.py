@@ -465,18 +465,18 @@ def check_jobs(
     found = Findings()
     jobs: dict[str, Manifest] = {}
     for resource in JOB_RESOURCES:
-        for job in api.list(resource, namespace):
-            jobs[o.meta(job).name] = {
+        for item in api.list(resource, namespace):
+            jobs[o.meta(item).name] = {
                 "apiVersion": resource.api_version,
                 "kind": resource.kind,
-                **job,
+                **item,
             }
     children = {r: _owned(api.list(r, namespace)) for r in CHILD_RESOURCES}
     pods_by_uid = children[PODS]
     live_uids = {o.meta(j).uid for j in jobs.values()}
-    for uid, pods in pods_by_uid.items():
-        if uid not in live_uids:
-            found.orphans.extend(f"Pod/{o.meta(p).name}" for p in pods)
+    for owner, owned in pods_by_uid.items():
+        if owner not in live_uids:
+            found.orphans.extend(f"Pod/{o.meta(p).name}" for p in owned)
     now = datetime.now(UTC)
     for plan in plans:
         job = jobs.get(plan.name)

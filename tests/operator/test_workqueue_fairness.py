@@ -26,8 +26,9 @@ def test_a_job_whose_events_never_stop_does_not_starve_the_others() -> None:
     # One worker; every pass of "hot" brings new events for it (re-added while processed, and
     # again while waiting): the others must still all be served, in the order they came.
     while waiting:
-        key = queue.get(timeout=0)
-        assert key is not None, f"the queue ran dry with {sorted(waiting)} never handed out"
+        got = queue.get(timeout=0)
+        assert got is not None, f"the queue ran dry with {sorted(waiting)} never handed out"
+        key = got
         if key == "hot":
             queue.add("hot")  # while processed: dirty, back in line after done
         served.append(key)

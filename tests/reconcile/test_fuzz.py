@@ -74,12 +74,12 @@ def generic(draw: st.DrawFn, name: str) -> dict[str, Any]:
     if draw(st.booleans()):
         extra["cleanUpPolicy"] = draw(st.sampled_from(("None", "All", "Unfinished")))
     counted = [s for s in specs if s["replicas"] > 0]
-    if counted and draw(st.booleans()):
-        s = draw(st.sampled_from(counted))
-        extra["successRules"] = [{s["type"]: [0]}]
-    if counted and draw(st.booleans()):
-        s = draw(st.sampled_from(counted))
-        extra["failureRules"] = [{s["type"]: list(range(s["replicas"]))}]
+    if counted and bool(draw(st.booleans())):
+        chosen = draw(st.sampled_from(counted))
+        extra["successRules"] = [{chosen["type"]: [0]}]
+    if counted and bool(draw(st.booleans())):
+        chosen = draw(st.sampled_from(counted))
+        extra["failureRules"] = [{chosen["type"]: list(range(chosen["replicas"]))}]
     if draw(st.booleans()):
         extra["scheduler"] = {"t9kScheduler": {"queue": "default"}}
     job = generic_job(replicaSpecs=specs, **extra)
