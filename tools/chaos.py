@@ -56,8 +56,8 @@ from t9k_sdk import _objects as o  # noqa: E402
 from t9k_sdk._kube.errors import ApiError  # noqa: E402
 from t9k_sdk._kube.resources import (  # noqa: E402
     CHILD_RESOURCES,
-    JOB_RESOURCES,
     CONFIG_MAPS,
+    JOB_RESOURCES,
     NAMESPACES,
     POD_GROUPS,
     PODS,
