@@ -719,25 +719,15 @@ class Campaign:
 
         # A fresh operator against the converged namespace must write nothing.
         self.ops.kill_all()
-        before = snapshot(self.api, self.namespace)
-        fresh = self.ops.spawn()
-        self.ops.leader()
-        settle_began = time.monotonic()
-        synced = _wait_log_quiet(fresh, quiet=3.0, timeout=60.0)
-        after = snapshot(self.api, self.namespace)
-        changed = sorted(k for k, v in after.items() if before.get(k) != v)
-        changed += sorted(k for k in before if k not in after)
-        fresh_writes = Counter[str]()
-        for line in fresh.log().splitlines():
-            with contextlib.suppress(ValueError):
-                record = json.loads(line)
-                if record.get("msg") in WRITE_ACTIONS and "job" in record:
-                    fresh_writes[str(record["msg"])] += 1
-        self.log(f"restart over the converged namespace: {len(changed)} objects changed")
-        phases = Counter(
-            str(o.status(j).get("phase") or "none")
-            for r in JOB_RESOURCES
-            for j in self.api.list(r, self.namespace)
+
+        def spawn() -> Operator:
+            op = self.ops.spawn()
+            self.ops.leader()
+            return op
+
+        restart = restart_check(self.api, self.namespace, spawn)
+        self.log(
+            f"fresh operator over the converged namespace: {restart['objects_changed']} changes"
         )
         return {
             "size": asdict(size),
@@ -757,15 +747,39 @@ class Campaign:
             "findings": findings.summary(),
             "findings_detail": {k: v[:20] for k, v in asdict(findings).items() if v},
             "operator_writes": dict(writes),
-            "restart": {
-                "jobs": dict(phases),
-                "quiet": synced,
-                "seconds": round(time.monotonic() - settle_began, 1),
-                "objects_changed": len(changed),
-                "changed_detail": changed[:20],
-                "operator_writes": dict(fresh_writes),
-            },
+            "restart": restart,
         }
+
+
+def restart_check(api: Api, namespace: str, spawn: Callable[[], Operator]) -> dict[str, Any]:
+    """With every operator stopped, record the resourceVersion of every job and child, start one
+    (`spawn` returns once it leads) and let it run until its log is quiet for 3 s: what changed."""
+    before = snapshot(api, namespace)
+    fresh = spawn()
+    began = time.monotonic()
+    quiet = _wait_log_quiet(fresh, quiet=3.0, timeout=60.0)
+    after = snapshot(api, namespace)
+    changed = sorted(k for k, v in after.items() if before.get(k) != v)
+    changed += sorted(k for k in before if k not in after)
+    writes: Counter[str] = Counter()
+    for line in fresh.log().splitlines():
+        with contextlib.suppress(ValueError):
+            record = json.loads(line)
+            if record.get("msg") in WRITE_ACTIONS and "job" in record:
+                writes[str(record["msg"])] += 1
+    phases = Counter(
+        str(o.status(j).get("phase") or "none")
+        for r in JOB_RESOURCES
+        for j in api.list(r, namespace)
+    )
+    return {
+        "jobs": dict(phases),
+        "quiet": quiet,
+        "seconds": round(time.monotonic() - began, 1),
+        "objects_changed": len(changed),
+        "changed_detail": changed[:20],
+        "operator_writes": dict(writes),
+    }
 
 
 def _wait_log_quiet(op: Operator, quiet: float, timeout: float) -> bool:
@@ -951,6 +965,15 @@ def run_load(
             findings = check_jobs(api, ns, plans, history, Counter())
             first = _log_times(op)
             waits = sorted(first[p.name] - submitted[p.name] for p in plans if p.name in first)
+            op.stop(signal.SIGKILL)
+
+            def spawn() -> Operator:
+                fresh = start("--workers", "4", "--log-format", "json")
+                fresh.wait_ready("leader", timeout=60.0)
+                return fresh
+
+            restart = restart_check(api, ns, spawn)
+            log(f"fresh operator over {jobs} finished jobs: {restart['objects_changed']} changes")
     finally:
         api.close()
 
@@ -970,6 +993,7 @@ def run_load(
         "findings": findings.summary(),
         "findings_detail": {k: v[:20] for k, v in asdict(findings).items() if v},
         "converged": findings.ok() and finished is not None,
+        "restart": restart,
     }
 
 
@@ -1113,8 +1137,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
     print(f"[chaos] result in {args.out}")
     print(render_table(result))
+    load = result.get("load") or {"converged": True, "restart": {"objects_changed": 0}}
     ok = result["converged"] and not result["restart"]["objects_changed"]
-    return 0 if ok and result.get("load", {}).get("converged", True) else 1
+    ok = ok and load["converged"] and not load["restart"]["objects_changed"]
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
