@@ -625,8 +625,13 @@ class Campaign:
         """Submit one job and delete or pause it while its pods are being created."""
         if self.submitted >= len(self.plans):
             return
-        # Not a job that stays paused: resuming it would change its outcome.
-        later = [i for i in range(self.submitted, len(self.plans)) if self.plans[i].pods]
+        # A job that ends, or runs: one created paused would be resumed, and one whose pods are
+        # never scheduled stays Resuming after a pause (not Pending).
+        later = [
+            i
+            for i in range(self.submitted, len(self.plans))
+            if self.plans[i].outcome in ("Succeeded", "Failed", "Running")
+        ]
         if not later:
             return
         i = later[0]
@@ -1107,6 +1112,12 @@ def main(argv: list[str] | None = None) -> int:
     p_render = sub.add_parser("render", help="write a result into docs/reliability.md")
     p_render.add_argument("result", type=Path, nargs="?", default=RESULT)
     args = parser.parse_args(argv)
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # stop the operators and delete the namespace on the way out
+
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in background
     if args.command == "render":
         render(args.result)
         return 0
