@@ -10,6 +10,7 @@ needs, so that "the name of this object" is one obvious call instead of
     status(obj), phase(obj), conditions(obj), condition(obj, "Failed")
     key(obj) -> (namespace, name), kind(obj), api_version(obj)
 
+Events: `involved_object(event)` (`.kind`, `.name`, `.uid`, like an owner reference).
 Lists (the API server's `...List` responses): `items(page)`, `meta(page).resource_version`,
 `meta(page).continue_token`.
 
@@ -43,6 +44,7 @@ __all__ = [
     "conditions",
     "container_names",
     "container_statuses",
+    "involved_object",
     "items",
     "key",
     "kind",
@@ -222,6 +224,11 @@ def kind(obj: Mapping[str, Any]) -> str:
 def api_version(obj: Mapping[str, Any]) -> str:
     """The object's `apiVersion` ("" if absent)."""
     return _str(obj.get("apiVersion"))
+
+
+def involved_object(event: Mapping[str, Any]) -> OwnerRef:
+    """An Event's `involvedObject`: the object it is about (`.kind`, `.name`, `.uid`)."""
+    return OwnerRef(mapping(event.get("involvedObject")))
 
 
 def items(page: Mapping[str, Any]) -> list[Mapping[str, Any]]:

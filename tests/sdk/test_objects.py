@@ -219,6 +219,9 @@ def test_reads_kind_api_version_and_lists() -> None:
         "items": [POD, "junk", None],
     }
     assert o.items(page) == [POD]
+    event = {"involvedObject": {"kind": "Pod", "name": "p", "uid": "u"}}
+    ref = o.involved_object(event)
+    assert (ref.kind, ref.name, ref.uid) == ("Pod", "p", "u")
     assert (o.meta(page).resource_version, o.meta(page).continue_token) == ("7", "next")
 
 
@@ -229,3 +232,4 @@ def test_odd_lists_read_as_empty(obj: dict[str, Any]) -> None:
     assert (o.kind(obj), o.api_version(obj)) == ("", "")
     assert o.items(obj) == []
     assert o.meta(obj).continue_token == ""
+    assert (o.involved_object(obj).name, o.involved_object(obj).uid) == ("", "")
