@@ -46,6 +46,7 @@ REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # run as `python tools/demo.py`
     sys.path.insert(0, str(REPO_ROOT))
 
+from t9k_sdk import _objects as o  # noqa: E402
 from t9k_sdk import codecs, models  # noqa: E402
 from t9k_sdk._kube.errors import ApiError  # noqa: E402
 from t9k_sdk._kube.resources import (  # noqa: E402
@@ -273,11 +274,11 @@ class DemoJob:
 
     @property
     def kind(self) -> str:
-        return str(self.manifest["kind"])
+        return o.kind(self.manifest)
 
     @property
     def name(self) -> str:
-        return str(self.manifest["metadata"]["name"])
+        return o.meta(self.manifest).name
 
 
 def sim(seconds: int, code: int = 0, reason: str | None = None) -> dict[str, str]:
@@ -407,11 +408,7 @@ class Cluster:
 
     def claims_bound(self, claims: Sequence[str]) -> bool:
         listed = self.raw.request("GET", PERSISTENT_VOLUME_CLAIMS.path(NAMESPACE))
-        bound = {
-            c["metadata"]["name"]
-            for c in listed.get("items") or ()
-            if (c.get("status") or {}).get("phase") == "Bound"
-        }
+        bound = {o.meta(c).name for c in o.items(listed) if o.phase(c) == "Bound"}
         return set(claims) <= bound
 
     def jobs(self) -> list[dict[str, Any]]:
@@ -447,7 +444,7 @@ def apply_jobs(out: Out, kube: Cluster, jobs: Sequence[DemoJob], seconds: int) -
     if old:
         out.line(f"  deleting the {len(old)} jobs of a previous run (and their pods)")
         for obj in old:
-            kube.delete_job(str(obj["kind"]), str(obj["metadata"]["name"]))
+            kube.delete_job(o.kind(obj), o.meta(obj).name)
     claims = volume_claims(jobs)
     if claims:
         for claim in claims:
@@ -503,9 +500,9 @@ def _telling(c: Mapping[str, Any]) -> bool:
     return status == "True" or c.get("reason") == "Debug"
 
 
-def headline(status: Mapping[str, Any]) -> str:
-    """The message of the telling condition that changed last (ties: the more telling one)."""
-    conditions = [c for c in status.get("conditions") or () if c.get("message") and _telling(c)]
+def headline(job: Mapping[str, Any]) -> str:
+    """The message of the job's telling condition that changed last (ties: the more telling one)."""
+    conditions = [c for c in o.conditions(job) if c.get("message") and _telling(c)]
     if not conditions:
         return ""
     debug = [c for c in conditions if c.get("reason") == "Debug"]
@@ -532,25 +529,24 @@ def age(created: str, now: datetime) -> str:
 def rows(
     demo_jobs: Sequence[DemoJob], live: Sequence[Mapping[str, Any]], running: Mapping[str, int]
 ) -> list[Row]:
-    by_name = {(str(j["kind"]), str(j["metadata"]["name"])): j for j in live}
+    by_name = {(o.kind(j), o.meta(j).name): j for j in live}
     now = datetime.now(UTC)
     out = []
     for job in demo_jobs:
         obj = by_name.get((job.kind, job.name)) or {}
-        status = obj.get("status") or {}
         if job.kind == "DeepSpeedJob":
-            restarts = int(status.get("backoffCount") or 0)
+            restarts = int(o.status(obj).get("backoffCount") or 0)
         else:
-            restarts = sum(int(t.get("restartCount") or 0) for t in status.get("tasks") or ())
+            restarts = sum(t.restart_count for t in o.tasks(obj))
         out.append(
             Row(
                 name=job.name,
                 kind=job.kind,
-                phase=str(status.get("phase") or "-"),
+                phase=o.phase(obj) or "-",
                 pods=f"{running.get(job.name, 0)}/{job.total}",
                 restarts=restarts,
-                age=age(str((obj.get("metadata") or {}).get("creationTimestamp") or ""), now),
-                message=headline(status),
+                age=age(o.meta(obj).creation_timestamp, now),
+                message=headline(obj),
             )
         )
     return out
@@ -633,13 +629,9 @@ def watch(out: Out, kube: Cluster, jobs: Sequence[DemoJob], timeout: float) -> l
         phases = {r.name: r.phase for r in current}
         for job in jobs:
             if job.resume and not job.resumed and phases.get(job.name) == "Paused":
-                status = next(
-                    (j.get("status") or {} for j in live if j["metadata"]["name"] == job.name), {}
-                )
-                if any(
-                    c.get("type") == "Paused" and c.get("status") == "True"
-                    for c in status.get("conditions") or ()
-                ):
+                obj = next((j for j in live if o.meta(j).name == job.name), {})
+                paused = o.condition(obj, "Paused")
+                if paused is not None and paused.get("status") == "True":
                     kube.resume(job.kind, job.name)
                     job.resumed = True
                     table.note(
