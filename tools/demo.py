@@ -303,10 +303,11 @@ def prepare(manifest: Mapping[str, Any], seconds: int) -> DemoJob:
     job = DemoJob(copy.deepcopy(dict(manifest)))
     m = job.manifest
     m["metadata"] = {**m["metadata"], "namespace": NAMESPACE}
-    spec = m["spec"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rules = rules_for(codecs.from_manifest(m))
+        model = codecs.from_manifest(m)
+        rules = rules_for(model)
+    spec = model.spec
     slots = rules.slots()
     job.total = len(slots)
     for slot in slots:
@@ -319,16 +320,16 @@ def prepare(manifest: Mapping[str, Any], seconds: int) -> DemoJob:
                 GPU, (resources.get("limits") or {}).get(GPU)
             )
             job.gpus += int(asked or 0)
-    run_mode = spec.get("runMode") or {}
-    scheduler = (spec.get("scheduler") or {}).get("t9kScheduler")
-    if (run_mode.get("debug") or {}).get("enabled"):
+    run_mode = spec.run_mode
+    scheduler = spec.scheduler.t9k_scheduler if spec.scheduler else None
+    if run_mode and run_mode.debug_enabled:
         job.awaited = False
         job.note = "debug mode: its pods run until you delete the job"
         return job
     if scheduler:
         job.awaited = False
         job.note = (
-            f"gang-scheduled by T9k Scheduler (queue {scheduler.get('queue')}), which does not"
+            f"gang-scheduled by T9k Scheduler (queue {scheduler.queue}), which does not"
             " run here: its pods stay Pending"
         )
         return job
@@ -344,7 +345,7 @@ def prepare(manifest: Mapping[str, Any], seconds: int) -> DemoJob:
         notes.append(f"fails on purpose: every worker is OOM-killed (exit 137) after {seconds}s")
     if job.kind == "ColossalAIJob":
         notes.append("the launcher decides; the workers serve sshd until it is done")
-    if (run_mode.get("pause") or {}).get("enabled"):
+    if run_mode and run_mode.pause_enabled:
         job.resume = True
         notes.append("created paused: the demo resumes it")
     job.note = "; ".join(notes)
