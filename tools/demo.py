@@ -356,7 +356,7 @@ def volume_claims(jobs: Sequence[DemoJob]) -> list[str]:
     claims = set()
     for job in jobs:
         for _type, template in _templates(job.manifest):
-            for volume in (template.get("spec") or {}).get("volumes") or ():
+            for volume in o.spec(template).get("volumes") or ():
                 claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
                 if claim:
                     claims.add(str(claim))
