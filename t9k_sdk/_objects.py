@@ -8,7 +8,11 @@ needs, so that "the name of this object" is one obvious call instead of
 
     meta(obj).name, meta(obj).namespace, meta(obj).uid, meta(obj).labels, meta(obj).controller
     status(obj), phase(obj), conditions(obj), condition(obj, "Failed")
-    key(obj) -> (namespace, name)
+    key(obj) -> (namespace, name), kind(obj), api_version(obj)
+
+Events: `involved_object(event)` (`.kind`, `.name`, `.uid`, like an owner reference).
+Lists (the API server's `...List` responses): `items(page)`, `meta(page).resource_version`,
+`meta(page).continue_token`.
 
 Pods: `node_name(pod)`, `container_names(pod)`, `container_statuses(pod)` (each with `.state`
 and `.last_state`: `.running`, `.waiting`/`.terminated` with `.reason`, `.message`,
@@ -35,11 +39,15 @@ __all__ = [
     "ReplicaContainer",
     "StateDetail",
     "Task",
+    "api_version",
     "condition",
     "conditions",
     "container_names",
     "container_statuses",
+    "involved_object",
+    "items",
     "key",
+    "kind",
     "mapping",
     "meta",
     "node_name",
@@ -157,6 +165,11 @@ class Meta:
         return value if type(value) is str else _str(value)
 
     @property
+    def continue_token(self) -> str:
+        """A List's `metadata.continue`: non-empty when there is a next page."""
+        return _str(self._meta.get("continue"))
+
+    @property
     def labels(self) -> Mapping[str, str]:
         return _str_map(self._meta.get("labels"))
 
@@ -201,6 +214,29 @@ def key(obj: Mapping[str, Any]) -> tuple[str, str]:
     """(namespace, name) of the object."""
     m = mapping(obj.get("metadata"))
     return _str(m.get("namespace")), _str(m.get("name"))
+
+
+def kind(obj: Mapping[str, Any]) -> str:
+    """The object's `kind` ("" if absent)."""
+    return _str(obj.get("kind"))
+
+
+def api_version(obj: Mapping[str, Any]) -> str:
+    """The object's `apiVersion` ("" if absent)."""
+    return _str(obj.get("apiVersion"))
+
+
+def involved_object(event: Mapping[str, Any]) -> OwnerRef:
+    """An Event's `involvedObject`: the object it is about (`.kind`, `.name`, `.uid`)."""
+    return OwnerRef(mapping(event.get("involvedObject")))
+
+
+def items(page: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A List's `items` (only the well-formed entries)."""
+    value = page.get("items")
+    if not isinstance(value, list):
+        return []
+    return [i for i in value if type(i) is dict or _is_mapping(i)]
 
 
 def spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TextIO, TypeAlias
 
 from pydantic import ValidationError
 
+from t9k_sdk import _objects as o
 from t9k_sdk import _yaml, models
 from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
 from t9k_sdk.models import K8sModel
@@ -64,8 +65,7 @@ def _ordered(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _subject(data: Mapping[str, Any]) -> str:
     kind = data.get("kind") or "manifest"
-    meta = data.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else None
+    name = o.meta(data).raw.get("name")
     return f"{kind} {name!r}" if name else str(kind)
 
 
@@ -138,8 +138,8 @@ def _case_insensitive_kind(kind: object) -> str | None:
 
 
 def _items(doc: Mapping[str, Any], index: int) -> list[Mapping[str, Any]]:
-    kind = doc.get("kind")
-    if isinstance(kind, str) and (kind in models.LIST_KINDS or kind == "List"):
+    kind = o.kind(doc)
+    if kind in models.LIST_KINDS or kind == "List":
         items = doc.get("items") or []
         if not isinstance(items, list):
             raise InvalidManifestError(

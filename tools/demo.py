@@ -46,6 +46,7 @@ REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # run as `python tools/demo.py`
     sys.path.insert(0, str(REPO_ROOT))
 
+from t9k_sdk import _objects as o  # noqa: E402
 from t9k_sdk import codecs, models  # noqa: E402
 from t9k_sdk._kube.errors import ApiError  # noqa: E402
 from t9k_sdk._kube.resources import (  # noqa: E402
@@ -273,11 +274,11 @@ class DemoJob:
 
     @property
     def kind(self) -> str:
-        return str(self.manifest["kind"])
+        return o.kind(self.manifest)
 
     @property
     def name(self) -> str:
-        return str(self.manifest["metadata"]["name"])
+        return o.meta(self.manifest).name
 
 
 def sim(seconds: int, code: int = 0, reason: str | None = None) -> dict[str, str]:
@@ -302,10 +303,11 @@ def prepare(manifest: Mapping[str, Any], seconds: int) -> DemoJob:
     job = DemoJob(copy.deepcopy(dict(manifest)))
     m = job.manifest
     m["metadata"] = {**m["metadata"], "namespace": NAMESPACE}
-    spec = m["spec"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rules = rules_for(codecs.from_manifest(m))
+        model = codecs.from_manifest(m)
+        rules = rules_for(model)
+    spec = model.spec
     slots = rules.slots()
     job.total = len(slots)
     for slot in slots:
@@ -318,16 +320,16 @@ def prepare(manifest: Mapping[str, Any], seconds: int) -> DemoJob:
                 GPU, (resources.get("limits") or {}).get(GPU)
             )
             job.gpus += int(asked or 0)
-    run_mode = spec.get("runMode") or {}
-    scheduler = (spec.get("scheduler") or {}).get("t9kScheduler")
-    if (run_mode.get("debug") or {}).get("enabled"):
+    run_mode = spec.run_mode
+    scheduler = spec.scheduler.t9k_scheduler if spec.scheduler else None
+    if run_mode and run_mode.debug_enabled:
         job.awaited = False
         job.note = "debug mode: its pods run until you delete the job"
         return job
     if scheduler:
         job.awaited = False
         job.note = (
-            f"gang-scheduled by T9k Scheduler (queue {scheduler.get('queue')}), which does not"
+            f"gang-scheduled by T9k Scheduler (queue {scheduler.queue}), which does not"
             " run here: its pods stay Pending"
         )
         return job
@@ -343,7 +345,7 @@ def prepare(manifest: Mapping[str, Any], seconds: int) -> DemoJob:
         notes.append(f"fails on purpose: every worker is OOM-killed (exit 137) after {seconds}s")
     if job.kind == "ColossalAIJob":
         notes.append("the launcher decides; the workers serve sshd until it is done")
-    if (run_mode.get("pause") or {}).get("enabled"):
+    if run_mode and run_mode.pause_enabled:
         job.resume = True
         notes.append("created paused: the demo resumes it")
     job.note = "; ".join(notes)
@@ -354,7 +356,7 @@ def volume_claims(jobs: Sequence[DemoJob]) -> list[str]:
     claims = set()
     for job in jobs:
         for _type, template in _templates(job.manifest):
-            for volume in (template.get("spec") or {}).get("volumes") or ():
+            for volume in o.spec(template).get("volumes") or ():
                 claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
                 if claim:
                     claims.add(str(claim))
@@ -407,11 +409,7 @@ class Cluster:
 
     def claims_bound(self, claims: Sequence[str]) -> bool:
         listed = self.raw.request("GET", PERSISTENT_VOLUME_CLAIMS.path(NAMESPACE))
-        bound = {
-            c["metadata"]["name"]
-            for c in listed.get("items") or ()
-            if (c.get("status") or {}).get("phase") == "Bound"
-        }
+        bound = {o.meta(c).name for c in o.items(listed) if o.phase(c) == "Bound"}
         return set(claims) <= bound
 
     def jobs(self) -> list[dict[str, Any]]:
@@ -447,7 +445,7 @@ def apply_jobs(out: Out, kube: Cluster, jobs: Sequence[DemoJob], seconds: int) -
     if old:
         out.line(f"  deleting the {len(old)} jobs of a previous run (and their pods)")
         for obj in old:
-            kube.delete_job(str(obj["kind"]), str(obj["metadata"]["name"]))
+            kube.delete_job(o.kind(obj), o.meta(obj).name)
     claims = volume_claims(jobs)
     if claims:
         for claim in claims:
@@ -503,9 +501,9 @@ def _telling(c: Mapping[str, Any]) -> bool:
     return status == "True" or c.get("reason") == "Debug"
 
 
-def headline(status: Mapping[str, Any]) -> str:
-    """The message of the telling condition that changed last (ties: the more telling one)."""
-    conditions = [c for c in status.get("conditions") or () if c.get("message") and _telling(c)]
+def headline(job: Mapping[str, Any]) -> str:
+    """The message of the job's telling condition that changed last (ties: the more telling one)."""
+    conditions = [c for c in o.conditions(job) if c.get("message") and _telling(c)]
     if not conditions:
         return ""
     debug = [c for c in conditions if c.get("reason") == "Debug"]
@@ -532,25 +530,24 @@ def age(created: str, now: datetime) -> str:
 def rows(
     demo_jobs: Sequence[DemoJob], live: Sequence[Mapping[str, Any]], running: Mapping[str, int]
 ) -> list[Row]:
-    by_name = {(str(j["kind"]), str(j["metadata"]["name"])): j for j in live}
+    by_name = {(o.kind(j), o.meta(j).name): j for j in live}
     now = datetime.now(UTC)
     out = []
     for job in demo_jobs:
         obj = by_name.get((job.kind, job.name)) or {}
-        status = obj.get("status") or {}
         if job.kind == "DeepSpeedJob":
-            restarts = int(status.get("backoffCount") or 0)
+            restarts = int(o.status(obj).get("backoffCount") or 0)
         else:
-            restarts = sum(int(t.get("restartCount") or 0) for t in status.get("tasks") or ())
+            restarts = sum(t.restart_count for t in o.tasks(obj))
         out.append(
             Row(
                 name=job.name,
                 kind=job.kind,
-                phase=str(status.get("phase") or "-"),
+                phase=o.phase(obj) or "-",
                 pods=f"{running.get(job.name, 0)}/{job.total}",
                 restarts=restarts,
-                age=age(str((obj.get("metadata") or {}).get("creationTimestamp") or ""), now),
-                message=headline(status),
+                age=age(o.meta(obj).creation_timestamp, now),
+                message=headline(obj),
             )
         )
     return out
@@ -633,13 +630,9 @@ def watch(out: Out, kube: Cluster, jobs: Sequence[DemoJob], timeout: float) -> l
         phases = {r.name: r.phase for r in current}
         for job in jobs:
             if job.resume and not job.resumed and phases.get(job.name) == "Paused":
-                status = next(
-                    (j.get("status") or {} for j in live if j["metadata"]["name"] == job.name), {}
-                )
-                if any(
-                    c.get("type") == "Paused" and c.get("status") == "True"
-                    for c in status.get("conditions") or ()
-                ):
+                obj = next((j for j in live if o.meta(j).name == job.name), {})
+                paused = o.condition(obj, "Paused")
+                if paused is not None and paused.get("status") == "True":
                     kube.resume(job.kind, job.name)
                     job.resumed = True
                     table.note(

@@ -37,7 +37,7 @@ from t9k_sdk._kube.config import ConfigError
 from t9k_sdk._kube.listwatch import ListResult, WatchEvent, WatchStream
 from t9k_sdk._kube.resources import EVENTS, LEASES, Resource, resource_for
 from t9k_sdk._kube.transport import MERGE_PATCH, Query, Transport
-from t9k_sdk._objects import meta
+from t9k_sdk._objects import api_version, kind, meta
 from t9k_sdk.reconcile import Event, Manifest, names
 
 __all__ = [
@@ -190,7 +190,7 @@ class Cluster:
 
     def create(self, manifest: Mapping[str, Any], namespace: str) -> Manifest | None:
         """Create `manifest` in `namespace`; None if an object of that name already exists."""
-        resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
+        resource = resource_for(api_version(manifest), kind(manifest))
         body = dict(manifest)
         body["metadata"] = {**meta(manifest).raw, "namespace": namespace}
         name = meta(manifest).name
@@ -209,7 +209,7 @@ class Cluster:
 
     def replace(self, manifest: Mapping[str, Any], namespace: str) -> Manifest:
         """Replace an object; its `metadata.resourceVersion` makes a stale write a 409."""
-        resource = resource_for(str(manifest.get("apiVersion")), str(manifest.get("kind")))
+        resource = resource_for(api_version(manifest), kind(manifest))
         name = meta(manifest).name
         body = dict(manifest)
         body["metadata"] = {**meta(manifest).raw, "namespace": namespace}
@@ -257,7 +257,7 @@ class Cluster:
     def replace_status(self, job: Mapping[str, Any], status: Mapping[str, Any]) -> Manifest:
         """Write a job's whole `status` through the status subresource, with the job's
         resourceVersion (optimistic concurrency: a job changed since it was read gives 409)."""
-        resource = resource_for(str(job.get("apiVersion")), str(job.get("kind")))
+        resource = resource_for(api_version(job), kind(job))
         namespace, name = meta(job).namespace, meta(job).name
         body = {**job, "status": dict(status)}
         return self._json(
@@ -351,18 +351,18 @@ class Cluster:
 def _event_manifest(
     job: Mapping[str, Any], event: Event, name: str, count: int, stamp: str, instance: str
 ) -> Manifest:
-    job_meta = meta(job).raw
+    job_meta = meta(job)
     return {
         "apiVersion": "v1",
         "kind": "Event",
-        "metadata": {"name": name, "namespace": job_meta.get("namespace")},
+        "metadata": {"name": name, "namespace": job_meta.namespace},
         "involvedObject": {
-            "apiVersion": job.get("apiVersion"),
-            "kind": job.get("kind"),
-            "name": job_meta.get("name"),
-            "namespace": job_meta.get("namespace"),
-            "uid": job_meta.get("uid"),
-            "resourceVersion": job_meta.get("resourceVersion"),
+            "apiVersion": api_version(job),
+            "kind": kind(job),
+            "name": job_meta.name,
+            "namespace": job_meta.namespace,
+            "uid": job_meta.uid,
+            "resourceVersion": job_meta.resource_version,
         },
         "type": event.type,
         "reason": event.reason,

@@ -24,6 +24,7 @@ from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any, Protocol
 
 from t9k_operator.workqueue import Backoff
+from t9k_sdk import _objects as o
 from t9k_sdk._kube.errors import ApiError
 from t9k_sdk._kube.listwatch import ListResult, ListWatch, WatchStreamLike
 from t9k_sdk._kube.resources import Resource
@@ -61,20 +62,17 @@ class WatchSource(Protocol):
 
 
 def object_key(obj: Mapping[str, Any]) -> ObjectKey:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    return o.key(obj)
 
 
 def resource_version(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return o.meta(obj).resource_version
 
 
 def controller_uid(obj: Mapping[str, Any]) -> str | None:
     """The uid in the object's controller owner reference, if it has one."""
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller") and ref.get("uid"):
-            return str(ref["uid"])
-    return None
+    ref = o.meta(obj).controller
+    return ref.uid if ref is not None and ref.uid else None
 
 
 class Store:

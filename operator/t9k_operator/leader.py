@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from t9k_operator.errors import ApiError
 from t9k_operator.logs import fields
+from t9k_sdk import _objects as o
 from t9k_sdk.reconcile import Manifest
 
 __all__ = ["LeaderElector", "LeaseSettings", "LeaseStore", "default_identity"]
@@ -125,7 +126,7 @@ class LeaderElector:
             self._observe(created, now)
             return True
 
-        spec = lease.get("spec") or {}
+        spec = o.spec(lease)
         self._observe(lease, now)
         holder = str(spec.get("holderIdentity") or "")
         duration = float(spec.get("leaseDurationSeconds") or self.settings.lease_duration)
@@ -159,10 +160,10 @@ class LeaderElector:
         }
 
     def _observe(self, lease: Mapping[str, Any], now: float) -> None:
-        spec = lease.get("spec") or {}
+        spec = o.spec(lease)
         # Any write changes the resourceVersion: a renewal counts even with a coarse clock.
         record = (
-            (lease.get("metadata") or {}).get("resourceVersion"),
+            o.meta(lease).resource_version,
             *(
                 spec.get(k)
                 for k in ("holderIdentity", "leaseDurationSeconds", "renewTime", "leaseTransitions")
@@ -180,9 +181,9 @@ class LeaderElector:
         self.is_leader = False
         try:
             lease = self.store.get_lease(self.settings.namespace, self.settings.name)
-            if lease is None or (lease.get("spec") or {}).get("holderIdentity") != self.identity:
+            if lease is None or o.spec(lease).get("holderIdentity") != self.identity:
                 return False
-            spec = dict(lease.get("spec") or {})
+            spec = dict(o.spec(lease))
             spec.pop("holderIdentity", None)
             spec["leaseDurationSeconds"] = 1
             spec["renewTime"] = _micro_time(self._wall())

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from t9k_sdk import _objects as o
 from t9k_sdk._kube.errors import ApiError
 from t9k_sdk._kube.resources import Resource
 
@@ -79,8 +80,7 @@ class WatchStreamLike(Protocol):
 
 
 def _version(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata")
-    return str(meta.get("resourceVersion") or "") if isinstance(meta, Mapping) else ""
+    return o.meta(obj).resource_version
 
 
 def list_all(
@@ -105,14 +105,14 @@ def list_all(
             "continue": token,
         }
         page = send("GET", path, query=query, what=what or f"list {path}").json()
-        for item in page.get("items") or ():
+        for item in o.items(page):
             if resource is not None:
                 item = {"apiVersion": resource.api_version, "kind": resource.kind, **item}
             items.append(dict(item))
-        meta = page.get("metadata") or {}
-        token = str(meta.get("continue") or "") or None
+        meta = o.meta(page)
+        token = meta.continue_token or None
         if token is None:
-            return ListResult(items, str(meta.get("resourceVersion") or ""))
+            return ListResult(items, meta.resource_version)
 
 
 class WatchStream:

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk._extras import install_hint
 from t9k_sdk.cli import _sources
@@ -345,7 +346,7 @@ def spec_summary(job: AnyJob) -> list[str]:
     lines: list[str] = []
     rules = rules_for(job)
     for group in rules.groups():
-        containers = (group.template.get("spec") or {}).get("containers") or [{}]
+        containers = o.spec(group.template).get("containers") or [{}]
         main = containers[0]
         image = main.get("image", "?")
         resources = _resources(main)

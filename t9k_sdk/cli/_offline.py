@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t9k_sdk import _objects as o
 from t9k_sdk import _yaml, codecs, models
 from t9k_sdk.cli import _sources
 from t9k_sdk.cli._completion import SHELLS, completion_script
@@ -190,8 +191,8 @@ def _document_problems(doc: Any) -> list[tuple[str, Problem]]:
         return [
             ("", Problem("", f"expected a Kubernetes object (a mapping); got a {_yaml_type(doc)}"))
         ]
-    kind = doc.get("kind")
-    if isinstance(kind, str) and (kind == "List" or kind in models.LIST_KINDS):
+    kind = o.kind(doc)
+    if kind == "List" or kind in models.LIST_KINDS:
         items = doc.get("items")
         if not isinstance(items, list):
             return [(_describe(doc), Problem("items", "expected a list of jobs"))]
@@ -220,8 +221,7 @@ def _describe(doc: Any) -> str:
     if not isinstance(doc, Mapping):
         return ""
     kind = doc.get("kind")
-    meta = doc.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else None
+    name = o.meta(doc).raw.get("name")
     parts = [str(kind) if isinstance(kind, str) and kind else "no kind"]
     if isinstance(name, str) and name:
         parts.append(repr(name))

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal
 
+from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk._kube import config
 from t9k_sdk._kube.errors import ApiError
@@ -221,7 +222,7 @@ class Client:
                 f"{manifest['kind']} {meta['name']!r} was given with the name {name!r};"
                 " pass either the job object or a kind and a name, not both"
             )
-        declared = meta.get("namespace")
+        declared = o.meta(manifest).namespace
         if namespace and declared and namespace != declared:
             raise ClientError(
                 f"{manifest['kind']} {meta['name']!r} declares namespace {declared!r} but"
@@ -333,11 +334,8 @@ class Client:
                 raise
             served += 1
             items = sorted(
-                data.get("items") or (),
-                key=lambda i: (
-                    (i.get("metadata") or {}).get("namespace", ""),
-                    i["metadata"]["name"],
-                ),
+                o.items(data),
+                key=o.key,
             )
             jobs.extend(_without_warnings({"kind": k.kind, **item}) for item in items)
         if not served:
@@ -385,7 +383,7 @@ class Client:
         """(before, after) of a server-side apply; `dry_run`: nothing is stored."""
         manifest = _apply_manifest(job)
         meta = manifest["metadata"]
-        declared = meta.get("namespace")
+        declared = o.meta(manifest).namespace
         if namespace and declared and namespace != declared:
             raise ClientError(
                 f"{manifest['kind']} {meta['name']!r} declares namespace {declared!r} but"
@@ -652,7 +650,7 @@ class Client:
                         )
                     stuck_at = time.monotonic() + left
                 if deadline is not None and time.monotonic() >= deadline:
-                    phase = (current.get("status") or {}).get("phase") or "Pending"
+                    phase = o.phase(current) or "Pending"
                     raise fail(
                         WaitTimeoutError,
                         "Timeout",
@@ -740,7 +738,7 @@ class Client:
             query={"labelSelector": names.child_selector(k.kind, name)},
         )
         return sorted(
-            (dict(p) for p in data.get("items") or ()),
+            (dict(p) for p in o.items(data)),
             key=lambda p: _replica_order(p),
         )
 
@@ -760,34 +758,33 @@ class Client:
         pods: Sequence[Mapping[str, Any]],
     ) -> builtins.list[JobEvent]:
         url = self._core_url(ns, EVENTS)
-        meta = job.get("metadata") or {}
+        meta = o.meta(job)
         # Only this incarnation of the job: a job deleted and created again keeps its name.
         selector = f"involvedObject.kind={k.kind},involvedObject.name={name}"
-        if meta.get("uid"):
-            selector += f",involvedObject.uid={meta['uid']}"
+        if meta.uid:
+            selector += f",involvedObject.uid={meta.uid}"
         own = self._api.json("GET", url, query={"fieldSelector": selector})
-        created = parse_time(meta.get("creationTimestamp"))
+        created = parse_time(meta.creation_timestamp)
         since = int(created.timestamp()) if created else 0
-        pod_names = {str((p.get("metadata") or {}).get("name")) for p in pods}
-        uids = {str((p.get("metadata") or {}).get("uid")) for p in pods}
-        for task in (job.get("status") or {}).get("tasks") or ():
-            for replica in task.get("replicas") or ():
-                pod_names.add(str(replica.get("name")))
-                uids.add(str(replica.get("uid")))
+        pod_names = {o.meta(p).name for p in pods}
+        uids = {o.meta(p).uid for p in pods}
+        for replica in o.replicas(job):
+            pod_names.add(replica.name)
+            uids.add(replica.uid)
         with contextlib.suppress(InvalidManifestError):
             pod_names.update(s.name for s in rules_for(_without_warnings(job)).slots())
-        found = [event_from(e) for e in own.get("items") or ()]
+        found = [event_from(e) for e in o.items(own)]
         if pod_names:
             of_pods = self._api.json("GET", url, query={"fieldSelector": "involvedObject.kind=Pod"})
-            for raw in of_pods.get("items") or ():
-                involved = raw.get("involvedObject") or {}
-                if involved.get("name") not in pod_names:
+            for raw in o.items(of_pods):
+                involved = o.involved_object(raw)
+                if involved.name not in pod_names:
                     continue
                 event = event_from(raw)
                 # A pod of this job (also one replaced since); not one of an earlier job that
                 # had the same name: event times have whole seconds, so an unknown pod counts
                 # only from the second after the job was created.
-                known = involved.get("uid") in uids
+                known = involved.uid in uids
                 if known or (event.time is not None and int(event.time.timestamp()) > since):
                     found.append(event)
         return sort_events(found)
@@ -868,7 +865,7 @@ class Client:
                     f"{' of type ' + repr(replica_type) if replica_type else ''} (indices: {span})"
                 )
         source = _ApiLogSource(self._api, ns)
-        if (job.get("status") or {}).get("phase") in TERMINAL_PHASES:
+        if o.phase(job) in TERMINAL_PHASES:
             follow = False  # nothing more will come: read what there is (or say why not)
         if follow:
             feed: _JobPodFeed | list[PodSnapshot] = _JobPodFeed(self, k, name, ns)
@@ -876,7 +873,7 @@ class Client:
             pods = self._pods(k, name, ns)
             feed = [PodSnapshot(pods, final=True)]
             if not pods:
-                phase = (job.get("status") or {}).get("phase") or "Pending"
+                phase = o.phase(job) or "Pending"
                 why = (
                     "they were deleted when it finished (cleanUpPolicy)"
                     if phase in TERMINAL_PHASES
@@ -900,7 +897,7 @@ class Client:
 
 
 def _version(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+    return o.meta(obj).resource_version
 
 
 def _comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -917,23 +914,21 @@ def _declared(obj: Mapping[str, Any]) -> tuple[Any, ...]:
 
     Not the resourceVersion: the operator may write the status in between.
     """
-    meta = obj.get("metadata") or {}
-    return meta.get("generation"), meta.get("labels"), meta.get("annotations")
+    meta = o.meta(obj)
+    return meta.generation, dict(meta.labels), dict(meta.annotations)
 
 
 def _key(k: JobKind, obj: Mapping[str, Any]) -> tuple[str, str, str]:
-    meta = obj.get("metadata") or {}
-    return k.kind, str(meta.get("namespace", "")), str(meta.get("name", ""))
+    return (k.kind, *o.key(obj))
 
 
 def _replica_order(pod: Mapping[str, Any]) -> tuple[str, int, str]:
-    meta = pod.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    index = labels.get(names.REPLICA_INDEX, "")
+    meta = o.meta(pod)
+    index = meta.labels.get(names.REPLICA_INDEX, "")
     return (
-        str(labels.get(names.REPLICA_TYPE, "")),
+        str(meta.labels.get(names.REPLICA_TYPE, "")),
         int(index) if str(index).isdigit() else -1,
-        str(meta.get("name", "")),
+        meta.name,
     )
 
 
@@ -950,8 +945,8 @@ def _apply_manifest(job: JobLike) -> dict[str, Any]:
     meta = manifest.setdefault("metadata", {})
     for field in _SERVER_FIELDS:
         meta.pop(field, None)
-    if not meta.get("name"):
-        raise ClientError(f"{manifest.get('kind')} has no metadata.name; apply needs one")
+    if not o.meta(manifest).name:
+        raise ClientError(f"{o.kind(manifest)} has no metadata.name; apply needs one")
     return manifest
 
 
@@ -1070,23 +1065,20 @@ class _JobPodFeed:
                     raise event.error
                 if event.source == "pods":
                     if event.type == "SYNC":
-                        pods = {str(p["metadata"]["name"]): p for p in event.objects}
+                        pods = {o.meta(p).name: p for p in event.objects}
                         pods_synced = True
                     elif event.type == "DELETED":
-                        name = str(event.obj["metadata"]["name"])
-                        if pods.get(name, {}).get("metadata", {}).get("uid") == event.obj[
-                            "metadata"
-                        ].get("uid"):
-                            pods.pop(name, None)
+                        name = o.meta(event.obj).name
+                        if name in pods and o.meta(pods[name]).uid == o.meta(event.obj).uid:
+                            pods.pop(name)
                     else:
-                        pods[str(event.obj["metadata"]["name"])] = event.obj
+                        pods[o.meta(event.obj).name] = event.obj
                 else:
                     objects = event.objects if event.type == "SYNC" else [event.obj]
                     if event.type == "DELETED" or not objects:
                         finished = True
                     else:
-                        phase = (objects[0].get("status") or {}).get("phase")
-                        finished = phase in TERMINAL_PHASES
+                        finished = o.phase(objects[0]) in TERMINAL_PHASES
                 if not pods_synced:
                     continue
                 if finished:

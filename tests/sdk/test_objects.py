@@ -209,3 +209,27 @@ def test_odd_pods_and_jobs_read_as_empty(obj: dict[str, Any]) -> None:
         assert not c.state.running
         assert c.state.waiting is None
         assert c.last_state.terminated is None
+
+
+def test_reads_kind_api_version_and_lists() -> None:
+    assert (o.kind(POD), o.api_version(POD)) == ("Pod", "v1")
+    page: dict[str, Any] = {
+        "kind": "PodList",
+        "metadata": {"resourceVersion": "7", "continue": "next"},
+        "items": [POD, "junk", None],
+    }
+    assert o.items(page) == [POD]
+    event = {"involvedObject": {"kind": "Pod", "name": "p", "uid": "u"}}
+    ref = o.involved_object(event)
+    assert (ref.kind, ref.name, ref.uid) == ("Pod", "p", "u")
+    assert (o.meta(page).resource_version, o.meta(page).continue_token) == ("7", "next")
+
+
+@pytest.mark.parametrize(
+    "obj", [{}, {"kind": None, "apiVersion": None, "items": None}, {"items": {"a": 1}}]
+)
+def test_odd_lists_read_as_empty(obj: dict[str, Any]) -> None:
+    assert (o.kind(obj), o.api_version(obj)) == ("", "")
+    assert o.items(obj) == []
+    assert o.meta(obj).continue_token == ""
+    assert (o.involved_object(obj).name, o.involved_object(obj).uid) == ("", "")
