@@ -523,6 +523,54 @@ def check_jobs(
     return found
 
 
+def _parse_time(value: object) -> float | None:
+    text = str(value or "")
+    for fmt in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+        with contextlib.suppress(ValueError):
+            return datetime.strptime(text, fmt).replace(tzinfo=UTC).timestamp()
+    return None
+
+
+def status_lags(api: Api, namespace: str) -> list[float]:
+    """Per finished job: seconds from the last pod exit before the job's `Completed` or `Failed`
+    condition turned true to that moment (how long the status trailed the pods, takeovers
+    included). kwok stamps exits to the second, so each figure is within a second."""
+    pods = _owned(api.list(PODS, namespace))
+    lags: list[float] = []
+    for resource in JOB_RESOURCES:
+        for job in api.list(resource, namespace):
+            done = [
+                _parse_time(c.get("lastTransitionTime"))
+                for c in o.status(job).get("conditions") or ()
+                if c.get("type") in ("Completed", "Failed") and c.get("status") == "True"
+            ]
+            when = next((t for t in done if t is not None), None)
+            if when is None:
+                continue
+            exits = [
+                t
+                for pod in pods.get(o.meta(job).uid, ())
+                for cs in o.status(pod).get("containerStatuses") or ()
+                if (
+                    t := _parse_time(
+                        o.mapping(o.mapping(cs.get("state")).get("terminated")).get("finishedAt")
+                    )
+                )
+                is not None
+                and t <= when + 1.0
+            ]
+            if exits:
+                lags.append(max(0.0, when - max(exits)))
+    return sorted(lags)
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    def at(q: float) -> float:
+        return round(values[min(len(values) - 1, int(q * len(values)))], 1) if values else 0.0
+
+    return {"p50": at(0.5), "p99": at(0.99), "max": at(1.0)}
+
+
 def snapshot(api: Api, namespace: str) -> dict[str, str]:
     """resourceVersion of every job and child in the namespace, by kind/name."""
     out: dict[str, str] = {}
@@ -714,6 +762,7 @@ class Campaign:
                 break
             time.sleep(2.0)
         converged = time.monotonic()
+        lags = status_lags(self.api, self.namespace)
         writes = self.ops.writes()
         restored = sum(
             "edited-by-hand" not in (cm.get("data") or {})
@@ -748,6 +797,7 @@ class Campaign:
             "takeover_seconds_max": round(max(self.takeovers, default=0.0), 1),
             "fault_phase_seconds": round(faults_done - began, 1),
             "converge_seconds": round(converged - faults_done, 1),
+            "status_lag_seconds": _percentiles(lags),
             "converged": findings.ok(),
             "findings": findings.summary(),
             "findings_detail": {k: v[:20] for k, v in asdict(findings).items() if v},
@@ -1028,6 +1078,18 @@ def render_table(result: Mapping[str, Any]) -> str:
         ("Jobs whose status a new pass would change", f["inconsistent"]),
         ("Jobs not finished at the end", f["unfinished"]),
         ("Time to converge after the last fault", f"{result['converge_seconds']} s"),
+        *(
+            [
+                (
+                    "Status behind the pods (last pod exit to the job's final condition),"
+                    " p50 / p99 / max",
+                    " / ".join(f"{result['status_lag_seconds'][k]}" for k in ("p50", "p99", "max"))
+                    + " s",
+                )
+            ]
+            if "status_lag_seconds" in result
+            else []
+        ),
         (
             "Operator writes during the run (status / create / delete / update)",
             " / ".join(
