@@ -46,8 +46,9 @@ NEEDS = ("kubernetes", "prometheus_client")
 
 def _missing_extra_message(missing: list[str]) -> str:
     return (
-        f"t9k-operator needs the `operator` extra of t9k-sdk ({', '.join(missing)} is not"
-        f" installed). Install it with:\n  {install_hint('operator')}"
+        f"t9k-operator needs the `operator` extra of t9k-sdk ({' and '.join(missing)}"
+        f" {'is' if len(missing) == 1 else 'are'} not installed). Install it with:\n"
+        f"  {install_hint('operator')}"
     )
 
 

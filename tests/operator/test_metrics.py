@@ -343,3 +343,16 @@ def test_a_failing_collector_answers_500_and_the_probes_keep_working(
     assert code == 500
     assert "operator's log" in text
     assert get(server, "/healthz")[0] == 200
+
+
+def test_the_installed_deployment_tells_prometheus_where_the_metrics_are() -> None:
+    from t9k_sdk.install import install_manifests
+
+    deployment = next(m for m in install_manifests() if m["kind"] == "Deployment")
+    template = deployment["spec"]["template"]
+    annotations = template["metadata"]["annotations"]
+    container = template["spec"]["containers"][0]
+    ports = {p["containerPort"] for p in container["ports"]}
+    assert annotations["prometheus.io/scrape"] == "true"
+    assert int(annotations["prometheus.io/port"]) in ports
+    assert annotations["prometheus.io/path"] == "/metrics"
