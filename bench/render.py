@@ -542,6 +542,68 @@ def report(
     return "\n".join(lines)
 
 
+DOC_CASES = {
+    CASES[0]: "t9k wire model → YAML (`dump_all_yaml`)",
+    CASES[1]: "t9k wire model → dict (`to_manifest`)",
+    CASES[2]: "t9k builder → YAML (construct + `to_yaml()`)",
+    CASES[3]: "t9k builder → dict (construct + `to_dict()`)",
+    CASES[4]: "kubeflow object → YAML (`sanitize_for_serialization` + `yaml.safe_dump`)",
+    CASES[5]: "kubeflow object → YAML (`sanitize_for_serialization` + `CSafeDumper`)",
+    CASES[6]: "kubeflow object → dict (`sanitize_for_serialization`)",
+    CASES[7]: "kubeflow construct → YAML (+ `yaml.safe_dump`)",
+    CASES[8]: "kubeflow construct → YAML (+ `CSafeDumper`)",
+    CASES[9]: "kubeflow construct → dict (+ `sanitize_for_serialization`)",
+    CASES[10]: "t9k YAML stream → models (`load_all_yaml`)",
+    CASES[11]: "t9k dicts → models (`from_manifest`)",
+    CASES[12]: "kubeflow YAML stream → objects (`yaml.safe_load_all` + `deserialize`)",
+    CASES[13]: "kubeflow YAML stream → objects (`CSafeLoader` + `deserialize`)",
+    CASES[14]: "kubeflow dicts → objects (`deserialize`)",
+}
+DOC_RATIOS = dict(
+    zip(
+        RATIOS,
+        (
+            "**YAML, prebuilt object, vs `yaml.safe_dump` (the target)**",
+            "YAML, prebuilt object, vs `CSafeDumper`",
+            "YAML, construct + render, vs `yaml.safe_dump`",
+            "YAML, construct + render, vs `CSafeDumper`",
+            "dict, prebuilt object",
+            "dict, construct + render",
+            "parse a YAML stream, vs `yaml.safe_load_all` + `deserialize`",
+            "parse a YAML stream, vs `CSafeLoader` + `deserialize`",
+            "parse dicts, `from_manifest` vs `deserialize`",
+        ),
+        strict=True,
+    )
+)
+
+
+def markdown(data: Mapping[str, Any]) -> str:
+    """The tables of docs/performance.md from a `--json` result."""
+    sizes = [int(n) for n in data["settings"]["sizes"]]
+    head = "| Case | " + " | ".join(f"{n} replicas" for n in sizes) + " |"
+    rule = "| --- |" + " ---: |" * len(sizes)
+    by_key = {(r["case"], int(r["replicas"])): r for r in data["results"]}
+    lines = [head, rule]
+    for case in CASES:
+        cells = [
+            f"{by_key[(case, n)]['best']:,.0f} ({by_key[(case, n)]['median']:,.0f})" for n in sizes
+        ]
+        lines.append(f"| {DOC_CASES[case]} | " + " | ".join(cells) + " |")
+    lines += ["", head.replace("| Case |", "| Comparison |"), rule]
+    for name, label in DOC_RATIOS.items():
+        cells = []
+        for n in sizes:
+            s = data["speedups"][name][str(n)]
+            q1, q3 = s["quartiles"]
+            cell = f"{s['median']:.1f}x ({q1:.1f}-{q3:.1f})"
+            cells.append(
+                f"**{cell.split(' ')[0]}** {cell.split(' ')[1]}" if "**" in label else cell
+            )
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -555,7 +617,16 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=100, help="jobs per stream in the parse cases (default 100)"
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="FILE",
+        help="measure nothing: print the tables of docs/performance.md from a --json result",
+    )
     args = parser.parse_args(argv)
+    if args.markdown is not None:
+        print(markdown(json.loads(args.markdown.read_text(encoding="utf-8"))))
+        return 0
     if args.jobs < 1:
         parser.error("--jobs: at least 1")
     if any(n < 2 for n in args.sizes):

@@ -81,6 +81,12 @@ def test_report_has_every_case_and_the_target(
     assert "kubeflow object -> YAML (sanitize + CSafeDumper)" in printed
     assert "parse YAML stream: t9k load_all_yaml vs kubeflow CSafeLoader" in printed
 
+    assert bench.main(["--markdown", str(out)]) == 0  # the docs' tables, from the JSON alone
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert len(rows) == len(bench.CASES) + len(bench.RATIOS) + 4  # two headers, two rules
+    assert "| t9k YAML stream → models (`load_all_yaml`) |" in table
+
 
 def test_the_parse_cases_read_every_job_back_on_both_sides(bench: ModuleType) -> None:
     api = bench.ApiClient()
