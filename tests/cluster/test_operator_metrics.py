@@ -6,6 +6,7 @@ from __future__ import annotations
 import urllib.request
 from collections.abc import Callable
 
+import pytest
 from kubernetes import client
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -32,6 +33,7 @@ def value(samples: Samples, metric: str, **labels: str) -> float:
     return samples.get((metric, frozenset(labels.items())), 0.0)
 
 
+@pytest.mark.smoke  # `make deps-lowest` / `deps-newest`: prometheus_client at both ends
 def test_a_job_run_to_success_shows_in_the_metrics(
     start_operator: Callable[..., Operator],
     custom: client.CustomObjectsApi,
