@@ -178,7 +178,7 @@ class Controller:
         self.settings = settings
         # What tests replace: key generation, the wall clock and the monotonic clock.
         self._ssh_keygen, self._now, self._clock = ssh_keygen, now, clock
-        self.queue: WorkQueue[JobKey] = WorkQueue(settings.backoff, clock=clock, metrics=metrics)
+        self.queue: WorkQueue[JobKey] = WorkQueue(settings.backoff, metrics=metrics)
         self.jobs: dict[str, Informer] = {
             r.kind: Informer(cluster, r, namespace=settings.namespace, handler=self._on_job)
             for r in JOB_RESOURCES
