@@ -93,7 +93,7 @@ dist-check: $(STAMP) ## Build the sdist and wheel, check their contents, install
 EXTRAS := client,operator,pulumi
 DEPS_TESTS := -m "not cluster or smoke" --ignore=tests/sdk/test_bench_render.py -p no:cacheprovider
 # Packages whose versions the report prints before the tests run
-DEPS_SHOWN := kubernetes|urllib3|pydantic|pydantic-core|pyyaml|cryptography|pulumi|pulumi-kubernetes
+DEPS_SHOWN := kubernetes|urllib3|pydantic|pydantic-core|pyyaml|cryptography|prometheus[-_]client|pulumi|pulumi-kubernetes
 
 .PHONY: deps-newest
 deps-newest: binaries system-packages ## Fresh venv with the newest allowed version of every dependency: unit + smoke tests

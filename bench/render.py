@@ -1,6 +1,7 @@
-"""Render throughput: typed job object -> YAML and -> dict, t9k-sdk against kubeflow-training.
+"""Render and parse throughput, t9k-sdk against kubeflow-training: typed job object -> YAML and
+-> dict, and back (a YAML stream of many jobs -> typed objects, dicts -> typed objects).
 
-    python bench/render.py [--seconds 0.1] [--repeat 10] [--sizes 4 64] [--json FILE]
+    python bench/render.py [--seconds 0.1] [--repeat 10] [--sizes 4 64] [--jobs 100] [--json FILE]
 
 Both sides describe the same job: a master and N-1 workers (a 4-replica and a 64-replica job),
 each pod with one container of the same image, command, 6 env vars, a port, CPU/memory/GPU
@@ -15,14 +16,25 @@ requests and limits, and two volumes (a PVC and a memory-backed /dev/shm):
   pure-Python emitter) or `yaml.dump(..., Dumper=yaml.CSafeDumper)` (libyaml), as (c) a prebuilt
   object, and (d) constructed and rendered.
 
+The parse direction reads `--jobs` such jobs (distinct names) back:
+
+* t9k-sdk: (e) a YAML stream of them with `load_all_yaml` (libyaml's parser under the SDK's own
+  composer, which enforces the size, depth, alias and tag limits), and (f) their dicts with
+  `from_manifest`, each to a validated wire model.
+* kubeflow-training: what its `TrainingClient.list_jobs` does with each item the API returns,
+  `ApiClient().deserialize(FakeResponse(item), "KubeflowOrgV1PyTorchJob")` (a JSON round trip,
+  then the models built recursively), (g) after `yaml.safe_load_all` or `yaml.load_all(...,
+  Loader=yaml.CSafeLoader)` of the stream, and (h) on the dicts alone.
+
 Timing (time.perf_counter): the calls per run are calibrated so that one run of a case takes
 about `--seconds`; then `--repeat` rounds run every case once, each t9k case right before the
 kubeflow cases it is compared with (so about `seconds * repeat`, 1 s by default, per case).
 Throughput is reported as jobs per second of the best and the median run; a speed-up is the
 median over the rounds of the ratio of two back-to-back runs, which a busy machine disturbs
 much less than it disturbs absolute figures. Before timing, the script checks that both sides
-produce the same shape (replicas, containers, env vars, ports, mounts, volumes, resources) and
-that each YAML loads back to its dict; it stops if they do not.
+produce the same shape (replicas, containers, env vars, ports, mounts, volumes, resources),
+that each YAML loads back to its dict and that each side's parse gives back every job it was
+given; it stops if they do not. Parse figures are jobs per second too (a call parses `--jobs`).
 """
 
 from __future__ import annotations
@@ -49,6 +61,7 @@ from kubeflow.training import (
     KubeflowOrgV1ReplicaSpec,
     KubeflowOrgV1RunPolicy,
 )
+from kubeflow.training.utils.utils import FakeResponse
 from kubernetes import client as k8s
 
 from t9k_sdk import (
@@ -58,6 +71,7 @@ from t9k_sdk import (
     Replica,
     Resources,
     dump_all_yaml,
+    from_manifest,
     load_all_yaml,
     models,
     to_manifest,
@@ -208,6 +222,76 @@ def shape(manifest: Mapping[str, Any]) -> dict[str, int]:
     return counts
 
 
+KUBEFLOW_MODEL = "KubeflowOrgV1PyTorchJob"
+
+
+def numbered(manifest: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
+    """`count` copies of a job manifest named bert-0, bert-1, ... as the API server returns
+    them: deep copies (no YAML anchors, no shared objects), resource quantities as strings."""
+    out = []
+    for n in range(count):
+        copy = json.loads(json.dumps(manifest))
+        copy["metadata"]["name"] = f"bert-{n}"
+        spec = copy["spec"]
+        for replica_spec in (
+            spec.get("replicaSpecs") or (spec.get("pytorchReplicaSpecs") or {}).values()
+        ):
+            for container in replica_spec["template"]["spec"]["containers"]:
+                for amounts in (container.get("resources") or {}).values():
+                    amounts.update((k, str(v)) for k, v in amounts.items())
+        out.append(copy)
+    return out
+
+
+@dataclass(frozen=True)
+class ParseInput:
+    """What the parse cases read, for one job size."""
+
+    t9k_dicts: list[dict[str, Any]]
+    t9k_yaml: str
+    kubeflow_dicts: list[dict[str, Any]]
+    kubeflow_yaml: str
+
+
+def parse_input(replicas: int, jobs: int, api: Any) -> ParseInput:
+    ours = numbered(t9k_builder(replicas).to_dict(), jobs)
+    theirs = numbered(api.sanitize_for_serialization(kubeflow_job(replicas)), jobs)
+    return ParseInput(
+        t9k_dicts=ours,
+        t9k_yaml=dump_all_yaml([from_manifest(d) for d in ours]),
+        kubeflow_dicts=theirs,
+        kubeflow_yaml=yaml.dump_all(theirs, Dumper=yaml.CSafeDumper),
+    )
+
+
+def kubeflow_deserialize(api: Any, items: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """As `TrainingClient.list_jobs` turns the items of a list into PyTorchJob objects."""
+    return [api.deserialize(FakeResponse(item), KUBEFLOW_MODEL) for item in items]
+
+
+def check_parse_fair(data: ParseInput, api: Any) -> dict[str, Any]:
+    """Stop unless each side's parse gives back every job it was given, of the same shape."""
+    ours = [to_manifest(job) for job in load_all_yaml(data.t9k_yaml)]
+    if ours != data.t9k_dicts or [to_manifest(from_manifest(d)) for d in data.t9k_dicts] != ours:
+        sys.exit("t9k load_all_yaml / from_manifest do not give back the jobs")
+    for loader in (yaml.SafeLoader, yaml.CSafeLoader):
+        docs = list(yaml.load_all(data.kubeflow_yaml, Loader=loader))
+        if docs != data.kubeflow_dicts:
+            sys.exit(f"kubeflow YAML stream does not load back with {loader.__name__}")
+    theirs = [api.sanitize_for_serialization(j) for j in kubeflow_deserialize(api, docs)]
+    if theirs != data.kubeflow_dicts:
+        sys.exit("kubeflow deserialize does not give back the jobs")
+    if {json.dumps(shape(d)) for d in ours} != {json.dumps(shape(d)) for d in theirs}:
+        sys.exit("unfair parse comparison: the two sides' jobs differ in shape")
+    return {
+        "jobs": len(ours),
+        "yaml_bytes": {
+            "t9k": len(data.t9k_yaml.encode()),
+            "kubeflow": len(data.kubeflow_yaml.encode()),
+        },
+    }
+
+
 def check_fair(replicas: int, api: Any) -> dict[str, Any]:
     """Stop unless both sides produce the same shape and their YAML loads back to their dict."""
     ours = t9k_builder(replicas).to_dict()
@@ -248,6 +332,8 @@ class Result:
     """Jobs per second of each run (wall clock, time.perf_counter), in round order."""
     cpu_shares: tuple[float, ...]
     """CPU time / wall time of each run: below ~0.9 the machine was busy with other work."""
+    jobs_per_call: int = 1
+    """Jobs one call renders or parses (a parse case reads a stream of `--jobs`)."""
 
     @property
     def best(self) -> float:
@@ -281,6 +367,7 @@ def measure(
     order: Sequence[tuple[str, int]],
     seconds: float,
     rounds: int,
+    jobs_per_call: Mapping[tuple[str, int], int] | None = None,
 ) -> dict[tuple[str, int], Result]:
     """Time every case `rounds` times, round after round over all cases in `order`.
 
@@ -294,13 +381,15 @@ def measure(
         for key in order:
             runs[key].append(_run(suite[key], iterations[key]))
         print(f"  round {i + 1}/{rounds} done", file=sys.stderr)
+    weight = jobs_per_call or {}
     return {
         key: Result(
             case=key[0],
             replicas=key[1],
             iterations=iterations[key],
-            rates=tuple(iterations[key] / wall for wall, _ in timings),
+            rates=tuple(iterations[key] * weight.get(key, 1) / wall for wall, _ in timings),
             cpu_shares=tuple(cpu / wall for wall, cpu in timings),
+            jobs_per_call=weight.get(key, 1),
         )
         for key, timings in runs.items()
     }
@@ -317,10 +406,17 @@ CASES = (
     "kubeflow construct -> YAML (+ yaml.safe_dump)",
     "kubeflow construct -> YAML (+ CSafeDumper)",
     "kubeflow construct -> dict (+ sanitize)",
+    # the parse direction: each call reads `--jobs` jobs
+    "t9k YAML stream -> models (load_all_yaml)",
+    "t9k dicts -> models (from_manifest)",
+    "kubeflow YAML stream -> objects (safe_load_all + deserialize)",
+    "kubeflow YAML stream -> objects (CSafeLoader + deserialize)",
+    "kubeflow dicts -> objects (deserialize)",
 )
+PARSE_CASES = CASES[10:]
 
 
-def cases(replicas: int, api: Any) -> dict[str, Callable[[], object]]:
+def cases(replicas: int, api: Any, parse: ParseInput) -> dict[str, Callable[[], object]]:
     """Each case of `CASES` as a call, for a job of `replicas` replicas."""
     model = t9k_builder(replicas).build()
     job = kubeflow_job(replicas)
@@ -336,6 +432,13 @@ def cases(replicas: int, api: Any) -> dict[str, Callable[[], object]]:
         lambda: yaml.safe_dump(sanitize(kubeflow_job(replicas))),
         lambda: yaml.dump(sanitize(kubeflow_job(replicas)), Dumper=yaml.CSafeDumper),
         lambda: sanitize(kubeflow_job(replicas)),
+        lambda: load_all_yaml(parse.t9k_yaml),
+        lambda: [from_manifest(d) for d in parse.t9k_dicts],
+        lambda: kubeflow_deserialize(api, list(yaml.safe_load_all(parse.kubeflow_yaml))),
+        lambda: kubeflow_deserialize(
+            api, list(yaml.load_all(parse.kubeflow_yaml, Loader=yaml.CSafeLoader))
+        ),
+        lambda: kubeflow_deserialize(api, parse.kubeflow_dicts),
     ]
     return dict(zip(CASES, calls, strict=True))
 
@@ -348,9 +451,12 @@ RATIOS = {
     "YAML, construct + render: t9k builder vs kubeflow CSafeDumper": (CASES[2], CASES[8]),
     "dict, prebuilt object: t9k to_manifest vs kubeflow sanitize": (CASES[1], CASES[6]),
     "dict, construct + render: t9k builder vs kubeflow": (CASES[3], CASES[9]),
+    "parse YAML stream: t9k load_all_yaml vs kubeflow safe_load_all": (CASES[10], CASES[12]),
+    "parse YAML stream: t9k load_all_yaml vs kubeflow CSafeLoader": (CASES[10], CASES[13]),
+    "parse dicts: t9k from_manifest vs kubeflow deserialize": (CASES[11], CASES[14]),
 }
 # Each t9k case runs right before the kubeflow cases it is compared with.
-RUN_ORDER = tuple(CASES[i] for i in (0, 4, 5, 1, 6, 2, 7, 8, 3, 9))
+RUN_ORDER = tuple(CASES[i] for i in (0, 4, 5, 1, 6, 2, 7, 8, 3, 9, 10, 12, 13, 11, 14))
 
 
 @dataclass(frozen=True)
@@ -436,6 +542,68 @@ def report(
     return "\n".join(lines)
 
 
+DOC_CASES = {
+    CASES[0]: "t9k wire model → YAML (`dump_all_yaml`)",
+    CASES[1]: "t9k wire model → dict (`to_manifest`)",
+    CASES[2]: "t9k builder → YAML (construct + `to_yaml()`)",
+    CASES[3]: "t9k builder → dict (construct + `to_dict()`)",
+    CASES[4]: "kubeflow object → YAML (`sanitize_for_serialization` + `yaml.safe_dump`)",
+    CASES[5]: "kubeflow object → YAML (`sanitize_for_serialization` + `CSafeDumper`)",
+    CASES[6]: "kubeflow object → dict (`sanitize_for_serialization`)",
+    CASES[7]: "kubeflow construct → YAML (+ `yaml.safe_dump`)",
+    CASES[8]: "kubeflow construct → YAML (+ `CSafeDumper`)",
+    CASES[9]: "kubeflow construct → dict (+ `sanitize_for_serialization`)",
+    CASES[10]: "t9k YAML stream → models (`load_all_yaml`)",
+    CASES[11]: "t9k dicts → models (`from_manifest`)",
+    CASES[12]: "kubeflow YAML stream → objects (`yaml.safe_load_all` + `deserialize`)",
+    CASES[13]: "kubeflow YAML stream → objects (`CSafeLoader` + `deserialize`)",
+    CASES[14]: "kubeflow dicts → objects (`deserialize`)",
+}
+DOC_RATIOS = dict(
+    zip(
+        RATIOS,
+        (
+            "**YAML, prebuilt object, vs `yaml.safe_dump` (the target)**",
+            "YAML, prebuilt object, vs `CSafeDumper`",
+            "YAML, construct + render, vs `yaml.safe_dump`",
+            "YAML, construct + render, vs `CSafeDumper`",
+            "dict, prebuilt object",
+            "dict, construct + render",
+            "parse a YAML stream, vs `yaml.safe_load_all` + `deserialize`",
+            "parse a YAML stream, vs `CSafeLoader` + `deserialize`",
+            "parse dicts, `from_manifest` vs `deserialize`",
+        ),
+        strict=True,
+    )
+)
+
+
+def markdown(data: Mapping[str, Any]) -> str:
+    """The tables of docs/performance.md from a `--json` result."""
+    sizes = [int(n) for n in data["settings"]["sizes"]]
+    head = "| Case | " + " | ".join(f"{n} replicas" for n in sizes) + " |"
+    rule = "| --- |" + " ---: |" * len(sizes)
+    by_key = {(r["case"], int(r["replicas"])): r for r in data["results"]}
+    lines = [head, rule]
+    for case in CASES:
+        cells = [
+            f"{by_key[(case, n)]['best']:,.0f} ({by_key[(case, n)]['median']:,.0f})" for n in sizes
+        ]
+        lines.append(f"| {DOC_CASES[case]} | " + " | ".join(cells) + " |")
+    lines += ["", head.replace("| Case |", "| Comparison |"), rule]
+    for name, label in DOC_RATIOS.items():
+        cells = []
+        for n in sizes:
+            s = data["speedups"][name][str(n)]
+            q1, q3 = s["quartiles"]
+            cell = f"{s['median']:.1f}x ({q1:.1f}-{q3:.1f})"
+            cells.append(
+                f"**{cell.split(' ')[0]}** {cell.split(' ')[1]}" if "**" in label else cell
+            )
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -445,8 +613,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=10, help="rounds: runs per case (default 10)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4, 64], help="replicas (4 64)")
+    parser.add_argument(
+        "--jobs", type=int, default=100, help="jobs per stream in the parse cases (default 100)"
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results here")
+    parser.add_argument(
+        "--markdown",
+        type=Path,
+        metavar="FILE",
+        help="measure nothing: print the tables of docs/performance.md from a --json result",
+    )
     args = parser.parse_args(argv)
+    if args.markdown is not None:
+        print(markdown(json.loads(args.markdown.read_text(encoding="utf-8"))))
+        return 0
+    if args.jobs < 1:
+        parser.error("--jobs: at least 1")
     if any(n < 2 for n in args.sizes):
         parser.error("--sizes: a job has a master and at least one worker (2 or more replicas)")
 
@@ -459,6 +641,7 @@ def main(argv: list[str] | None = None) -> int:
         f" {env['cpus']} CPUs"
     )
     fairness = {}
+    parse = {}
     for n in args.sizes:
         fairness[n] = check_fair(n, api)
         f = fairness[n]
@@ -466,14 +649,21 @@ def main(argv: list[str] | None = None) -> int:
             f"shape check, {n} replicas: same on both sides {f['shape']};"
             f" YAML bytes t9k {f['yaml_bytes']['t9k']}, kubeflow {f['yaml_bytes']['kubeflow']}"
         )
+        parse[n] = parse_input(n, args.jobs, api)
+        f["parse"] = p = check_parse_fair(parse[n], api)
+        print(
+            f"parse check, {n} replicas: {p['jobs']} jobs read back on both sides;"
+            f" stream bytes t9k {p['yaml_bytes']['t9k']}, kubeflow {p['yaml_bytes']['kubeflow']}"
+        )
     print(
         f"{args.repeat} rounds; in each, every case runs for ~{args.seconds:g} s, each t9k case"
         " right before the kubeflow cases it is compared with\n"
     )
 
-    suite = {(case, n): fn for n in args.sizes for case, fn in cases(n, api).items()}
+    suite = {(case, n): fn for n in args.sizes for case, fn in cases(n, api, parse[n]).items()}
     order = [(case, n) for n in args.sizes for case in RUN_ORDER]
-    results = measure(suite, order, args.seconds, args.repeat)
+    weights = {(case, n): args.jobs for n in args.sizes for case in PARSE_CASES}
+    results = measure(suite, order, args.seconds, args.repeat, weights)
     ups = speedups(results, args.sizes)
     print(report(results, ups, args.sizes))
 
@@ -495,7 +685,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.json is not None:
         data = {
             "environment": env,
-            "settings": {"seconds": args.seconds, "rounds": args.repeat, "sizes": args.sizes},
+            "settings": {
+                "seconds": args.seconds,
+                "rounds": args.repeat,
+                "sizes": args.sizes,
+                "jobs": args.jobs,
+            },
             "fairness": {str(n): f for n, f in fairness.items()},
             "median_cpu_share": cpu_share,
             "results": [

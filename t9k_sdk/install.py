@@ -145,7 +145,16 @@ def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict
             # by anyway, but Recreate makes the hand-over quick (the old pod releases the Lease).
             "strategy": {"type": "Recreate"},
             "template": {
-                "metadata": {"labels": dict(_LABELS)},
+                "metadata": {
+                    "labels": dict(_LABELS),
+                    # /metrics on the health port, for Prometheus' pod discovery
+                    # (docs/operator/metrics.md)
+                    "annotations": {
+                        "prometheus.io/scrape": "true",
+                        "prometheus.io/port": str(HEALTH_PORT),
+                        "prometheus.io/path": "/metrics",
+                    },
+                },
                 "spec": {
                     "serviceAccountName": NAME,
                     "securityContext": {

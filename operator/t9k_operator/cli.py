@@ -40,14 +40,15 @@ SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/
 EXIT_LEASE_LOST = 1
 EXIT_USAGE = 2
 EXIT_MISSING_EXTRA = 3
-NEEDS = ("kubernetes",)
+NEEDS = ("kubernetes", "prometheus_client")
 """What the operator imports from the `operator` extra (cryptography is optional: ssh-keygen)."""
 
 
 def _missing_extra_message(missing: list[str]) -> str:
     return (
-        f"t9k-operator needs the `operator` extra of t9k-sdk ({', '.join(missing)} is not"
-        f" installed). Install it with:\n  {install_hint('operator')}"
+        f"t9k-operator needs the `operator` extra of t9k-sdk ({' and '.join(missing)}"
+        f" {'is' if len(missing) == 1 else 'are'} not installed). Install it with:\n"
+        f"  {install_hint('operator')}"
     )
 
 
@@ -139,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--health-port",
         type=int,
         default=8081,
-        help="port of /healthz and /readyz (default 8081; 0 picks a free one)",
+        help="port of /healthz, /readyz and /metrics (default 8081; 0 picks a free one)",
     )
     serving.add_argument(
         "--health-bind", default="0.0.0.0", help="address of the health server (default 0.0.0.0)"
@@ -164,6 +165,7 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
         print(f"error: {_missing_extra_message(missing)}", file=sys.stderr)
         return EXIT_MISSING_EXTRA
     from t9k_operator.cluster import Cluster, ConfigError  # the `operator` extra
+    from t9k_operator.metrics import OperatorMetrics
 
     logs.setup(options.log_level, options.log_format)
     identity = default_identity()
@@ -177,6 +179,7 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
+    metrics = OperatorMetrics()
     try:
         cluster = Cluster.connect(
             kubeconfig=options.kubeconfig,
@@ -185,6 +188,7 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
             burst=options.burst,
             connections=len(JOB_RESOURCES) + 5 + options.workers + 4,
             identity=identity,
+            observe=metrics.observe_request,
         )
     except ConfigError as err:  # says what was tried and what to do
         log.error("cannot load the API server configuration: %s", err)
@@ -197,6 +201,7 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
             workers=options.workers,
             resync_seconds=options.resync_seconds,
         ),
+        metrics=metrics,
     )
     elector = (
         LeaderElector(
@@ -205,6 +210,13 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
         )
         if options.leader_elect
         else None
+    )
+    metrics.read_state(
+        jobs=lambda: [job for i in controller.jobs.values() for job in i.store.objects()],
+        queue_depth=lambda: len(controller.queue),
+        processing_ages=controller.queue.processing_ages,
+        leader=lambda: elector.is_leader if elector is not None else True,
+        lease_name=options.lease_name if elector is not None else "",
     )
 
     def readiness() -> tuple[bool, str]:
@@ -218,7 +230,9 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
         return False, f"{role}: caches not synced ({pending})"
 
     try:
-        health = HealthServer(options.health_bind, options.health_port, readiness)
+        health = HealthServer(
+            options.health_bind, options.health_port, readiness, metrics.exposition
+        )
     except OSError as err:
         log.error(
             "cannot serve health probes on %s:%s: %s", options.health_bind, options.health_port, err

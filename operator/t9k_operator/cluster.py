@@ -25,7 +25,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -83,12 +83,14 @@ class Cluster:
         limiter: TokenBucket | None = None,
         request_timeout: float = 30.0,
         identity: str = "",
+        observe: Callable[[str, int], None] | None = None,
     ) -> None:
         self._limiter = limiter
         self.transport = Transport(
             api_client,
             timeout=request_timeout,
             before=limiter.take if limiter is not None else None,
+            observe=observe,
         )
         self.identity = identity
         self._events: OrderedDict[tuple[str, ...], tuple[str, int, float]] = OrderedDict()
@@ -104,8 +106,10 @@ class Cluster:
         burst: int = 100,
         connections: int = 16,
         identity: str = "",
+        observe: Callable[[str, int], None] | None = None,
     ) -> Cluster:
         """Connect with a kubeconfig, or in-cluster when running in a pod without one.
+        `observe(method, status)` hears of every request (the metrics).
 
         Raises `ConfigError` when there is no usable configuration."""
         connection = config.connect(
@@ -115,7 +119,12 @@ class Cluster:
             user_agent=f"{REPORTING_COMPONENT}/{_VERSION}",
             pool_size=connections,
         )
-        return cls(connection.api_client, limiter=TokenBucket(qps, burst), identity=identity)
+        return cls(
+            connection.api_client,
+            limiter=TokenBucket(qps, burst),
+            identity=identity,
+            observe=observe,
+        )
 
     @property
     def server(self) -> str:

@@ -17,6 +17,9 @@
   job; a create that finds a foreign object under the child's name (not controlled by this job's
   uid) stops the pass, and the object is shown to the core, which reports the conflict. Both back
   off and are tried again, so fixing the cause (editing the job, removing the object) recovers.
+* Instrumentation (`ControllerMetrics`, optional): each pass's kind, result and duration, the work
+  queue's adds, waits and retries, and each job's launch latency (creation to its first move from
+  Pending to Running, seen in the status write that makes it). Timing stays here, in the shell.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from t9k_operator.errors import ApiError
 from t9k_operator.informer import Informer, WatchSource, resource_version
 from t9k_operator.logs import fields
 from t9k_operator.sshkeys import generate_ssh_key
-from t9k_operator.workqueue import Backoff, WorkQueue
+from t9k_operator.workqueue import Backoff, QueueMetrics, WorkQueue
 from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._kube.resources import (
@@ -53,6 +56,7 @@ __all__ = [
     "SSH_KINDS",
     "ClusterApi",
     "Controller",
+    "ControllerMetrics",
     "JobKey",
     "PassResult",
     "ReconcileFn",
@@ -96,6 +100,16 @@ class ClusterApi(WatchSource, Protocol):
     def get(self, resource: Resource, namespace: str, name: str) -> Manifest | None: ...
 
     def record_events(self, job: Mapping[str, Any], events: Sequence[Event]) -> int: ...
+
+
+class ControllerMetrics(QueueMetrics, Protocol):
+    """What the controller reports (`t9k_operator.metrics.OperatorMetrics` implements it)."""
+
+    def reconciled(self, kind: str, result: str, seconds: float) -> None:
+        """One pass of a job of `kind` ended with `result` after `seconds`."""
+
+    def launched(self, kind: str, seconds: float) -> None:
+        """A job of `kind` reached Running `seconds` after its creation."""
 
 
 @dataclass(frozen=True)
@@ -156,13 +170,15 @@ class Controller:
         ssh_keygen: Callable[[], tuple[str, str]] = generate_ssh_key,
         now: Callable[[], datetime] = _utcnow,
         clock: Callable[[], float] = time.monotonic,
+        metrics: ControllerMetrics | None = None,
     ) -> None:
         self.cluster = cluster
+        self.metrics = metrics
         self.reconcile_fn = reconcile
         self.settings = settings
         # What tests replace: key generation, the wall clock and the monotonic clock.
         self._ssh_keygen, self._now, self._clock = ssh_keygen, now, clock
-        self.queue: WorkQueue[JobKey] = WorkQueue(settings.backoff)
+        self.queue: WorkQueue[JobKey] = WorkQueue(settings.backoff, metrics=metrics)
         self.jobs: dict[str, Informer] = {
             r.kind: Informer(cluster, r, namespace=settings.namespace, handler=self._on_job)
             for r in JOB_RESOURCES
@@ -278,6 +294,19 @@ class Controller:
 
     def process(self, key: JobKey) -> None:
         """One pass for `key` with error handling and requeueing (what a worker runs)."""
+        if self.metrics is None:
+            self._process(key)
+            return
+        started = self._clock()
+        result = "error"
+        try:
+            result = self._process(key)
+        finally:
+            self.metrics.reconciled(key[0], result, max(0.0, self._clock() - started))
+
+    def _process(self, key: JobKey) -> str:
+        """`process`; returns the result as controller-runtime names it: success, error,
+        requeue (retried with backoff) or requeue_after (comes back at a set time)."""
         job_ref = job_key_str(key)
         try:
             result = self.reconcile_key(key)
@@ -288,25 +317,29 @@ class Controller:
                 err,
                 extra=fields(job=job_ref, status=err.status, retry_in=round(delay, 2)),
             )
-            return
+            return "error"
         except Exception:
             delay = self.queue.add_rate_limited(key)
             log.exception("pass crashed", extra=fields(job=job_ref, retry_in=round(delay, 2)))
-            return
+            return "error"
         if result.outcome == "conflict":  # stale cache: the watch brings the news; back off a bit
             self.queue.add_rate_limited(key)
-            return
+            return "requeue"
         if result.outcome == "refused":  # shown on the job by the next pass; tried again slowly
             delay = self.queue.add_rate_limited(key)
             log.warning(
                 "pass refused by the API server; the job shows why",
                 extra=fields(job=job_ref, retry_in=round(delay, 2)),
             )
-            return
+            return "requeue"
+        if result.outcome == "waiting":  # woken by the watch, or at the expectation's deadline
+            return "requeue_after"
         self.queue.forget(key)
         plan = result.plan
         if plan is not None and plan.requeue_after is not None and not plan.finished:
             self.queue.add_after(key, plan.requeue_after)
+            return "requeue_after"
+        return "success"
 
     def reconcile_key(self, key: JobKey) -> PassResult:
         """Observe, call the core, carry out the plan. Raises ApiError on a failed write."""
@@ -430,6 +463,7 @@ class Controller:
                 raise
             job_resource = _resource_of(job)
             expect.present.append((job_resource, namespace, key[2], resource_version(job)))
+            self._observe_launch(key, job, plan.status)
             did(
                 "write status",
                 f"{key[0]}/{key[2]}",
@@ -549,6 +583,17 @@ class Controller:
         outcome = "refused" if refused else "conflict" if conflicts else "done"
         return PassResult(outcome, plan, tuple(actions))
 
+    def _observe_launch(self, key: JobKey, job: Manifest, status: Mapping[str, Any]) -> None:
+        """The status just written moves the job from Pending (or no status) to Running: its
+        replicas all run for the first time. Once per job: later passes see it Running."""
+        if self.metrics is None or status.get("phase") != models.JobPhase.RUNNING:
+            return
+        if o.phase(job) not in ("", models.JobPhase.PENDING):
+            return
+        seconds = launch_seconds(job, self._now())
+        if seconds is not None:
+            self.metrics.launched(key[0], seconds)
+
     # --- expectations -----------------------------------------------------------------------
 
     def _expectations_met(self, key: JobKey) -> bool:
@@ -604,6 +649,18 @@ def _failure(action: str, resource: Resource, name: str, err: ApiError) -> Child
 def _resource_of(obj: Mapping[str, Any]) -> Resource:
     """The resource of an object, from its apiVersion and kind."""
     return resource_for(str(obj.get("apiVersion")), str(obj.get("kind")))
+
+
+def launch_seconds(job: Mapping[str, Any], now: datetime) -> float | None:
+    """Seconds from the job's creationTimestamp to `now`; None when it has no readable one."""
+    created = o.meta(job).creation_timestamp
+    try:
+        start = datetime.fromisoformat(created)
+    except ValueError:
+        return None
+    if start.tzinfo is None:
+        return None
+    return max(0.0, (now - start).total_seconds())
 
 
 def _metadata_only(resource: Resource, obj: Mapping[str, Any]) -> Manifest:

@@ -1,4 +1,5 @@
-"""`/healthz` (the process serves requests) and `/readyz` over plain HTTP, for the kubelet probes."""
+"""`/healthz` (the process serves requests), `/readyz` and `/metrics` over plain HTTP, for the
+kubelet probes and Prometheus."""
 
 from __future__ import annotations
 
@@ -6,33 +7,61 @@ import logging
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
-__all__ = ["HealthServer"]
+__all__ = ["Exposition", "HealthServer"]
 
 log = logging.getLogger(__name__)
 
 Readiness = Callable[[], tuple[bool, str]]
 """() -> (ready, one-line explanation)."""
 
+Exposition = Callable[[str], tuple[bytes, str]]
+"""(Accept header) -> (body, content type) of a metrics scrape."""
+
 
 class HealthServer:
-    """Serves the probes on `bind:port` from a daemon thread (port 0: any free port)."""
+    """Serves the probes (and the metrics, when given) on `bind:port` from a daemon thread
+    (port 0: any free port)."""
 
-    def __init__(self, bind: str, port: int, readiness: Readiness) -> None:
-        def respond(handler: BaseHTTPRequestHandler) -> None:
-            if handler.path == "/healthz":
-                ok, text = True, "ok"
-            elif handler.path == "/readyz":
-                ok, text = readiness()
-            else:
-                ok, text = False, "not found: try /healthz or /readyz"
-            code = 200 if ok else (404 if text.startswith("not found") else 503)
-            body = (text + "\n").encode()
+    def __init__(
+        self, bind: str, port: int, readiness: Readiness, metrics: Exposition | None = None
+    ) -> None:
+        paths = "/healthz, /readyz" + (" or /metrics" if metrics is not None else "")
+
+        def send(
+            handler: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str
+        ) -> None:
             handler.send_response(code)
-            handler.send_header("Content-Type", "text/plain; charset=utf-8")
+            handler.send_header("Content-Type", content_type)
             handler.send_header("Content-Length", str(len(body)))
             handler.end_headers()
             handler.wfile.write(body)
+
+        def respond(handler: BaseHTTPRequestHandler) -> None:
+            path = urlsplit(handler.path).path
+            if path == "/metrics" and metrics is not None:
+                try:
+                    body, content_type = metrics(handler.headers.get("Accept", ""))
+                except Exception:  # a broken collector must not take the probes down with it
+                    log.exception("collecting the metrics failed")
+                    send(
+                        handler,
+                        500,
+                        b"collecting the metrics failed; see the operator's log\n",
+                        "text/plain; charset=utf-8",
+                    )
+                    return
+                send(handler, 200, body, content_type)
+                return
+            if path == "/healthz":
+                code, text = 200, "ok"
+            elif path == "/readyz":
+                ok, text = readiness()
+                code = 200 if ok else 503
+            else:
+                code, text = 404, f"not found: try {paths}"
+            send(handler, code, (text + "\n").encode(), "text/plain; charset=utf-8")
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:

@@ -7,6 +7,10 @@ The semantics are client-go's `workqueue`:
   marks it dirty, and `done(key)` puts it back in line, so the change is never lost;
 * `add_after(key, delay)` adds it later (the earliest of several requested times wins);
 * `add_rate_limited(key)` adds it after an exponential backoff per key, reset by `forget(key)`.
+
+An optional `QueueMetrics` hears of adds, retries, the time each key waited and the time each
+pass took (client-go's workqueue metrics); `processing_ages()` gives the age of the passes in
+progress, for gauges computed at scrape time.
 """
 
 from __future__ import annotations
@@ -18,9 +22,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-__all__ = ["Backoff", "WorkQueue"]
+__all__ = ["Backoff", "QueueMetrics", "WorkQueue"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -38,14 +42,37 @@ class Backoff:
         return min(self.cap, self.base * 2.0 ** min(failures - 1, 62))
 
 
+class QueueMetrics(Protocol):
+    """What the queue reports (`t9k_operator.metrics.OperatorMetrics` implements it)."""
+
+    def added(self) -> None:
+        """A key entered the queue (an add of a key already waiting coalesces and is not one)."""
+
+    def retried(self) -> None:
+        """`add_rate_limited`: a key will be retried after its backoff."""
+
+    def waited(self, seconds: float) -> None:
+        """A worker took a key that had waited `seconds` since it was added."""
+
+    def worked(self, seconds: float) -> None:
+        """A worker finished a key it took `seconds` ago."""
+
+
 class WorkQueue(Generic[K]):
     """A thread-safe queue of keys (see the module docstring). `get()` returns None on shutdown."""
 
     def __init__(
-        self, backoff: Backoff | None = None, *, clock: Callable[[], float] = time.monotonic
+        self,
+        backoff: Backoff | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        metrics: QueueMetrics | None = None,
     ) -> None:
         self.backoff = backoff or Backoff()
         self._clock = clock
+        self._metrics = metrics
+        self._added_at: dict[K, float] = {}
+        self._started_at: dict[K, float] = {}
         self._cond = threading.Condition()
         self._queue: deque[K] = deque()
         self._dirty: set[K] = set()
@@ -64,6 +91,9 @@ class WorkQueue(Generic[K]):
         if self._shutdown or key in self._dirty:
             return
         self._dirty.add(key)
+        if self._metrics is not None:
+            self._added_at.setdefault(key, self._clock())
+            self._metrics.added()
         if key not in self._processing:
             self._queue.append(key)
             self._cond.notify()
@@ -88,6 +118,8 @@ class WorkQueue(Generic[K]):
         with self._cond:
             failures = self._failures.get(key, 0) + 1
             self._failures[key] = failures
+        if self._metrics is not None:
+            self._metrics.retried()
         delay = self.backoff.delay(failures)
         self.add_after(key, delay)
         return delay
@@ -129,6 +161,11 @@ class WorkQueue(Generic[K]):
                     key = self._queue.popleft()
                     self._processing.add(key)
                     self._dirty.discard(key)
+                    if self._metrics is not None:
+                        now = self._clock()
+                        self._started_at[key] = now
+                        added = self._added_at.pop(key, now)
+                        self._metrics.waited(max(0.0, now - added))
                     return key
                 wait = next_due
                 if deadline is not None:
@@ -142,6 +179,9 @@ class WorkQueue(Generic[K]):
         """Processing of `key` finished; if it was added meanwhile, it goes back in line."""
         with self._cond:
             self._processing.discard(key)
+            started = self._started_at.pop(key, None)
+            if started is not None and self._metrics is not None:
+                self._metrics.worked(max(0.0, self._clock() - started))
             if key in self._dirty:
                 self._queue.append(key)
                 self._cond.notify()
@@ -156,6 +196,12 @@ class WorkQueue(Generic[K]):
         """Keys ready to be handed out now (not counting delayed or in-process ones)."""
         with self._cond:
             return len(self._queue)
+
+    def processing_ages(self) -> list[float]:
+        """Seconds each pass in progress has been running (empty without `metrics`)."""
+        with self._cond:
+            now = self._clock()
+            return [max(0.0, now - t) for t in self._started_at.values()]
 
     @property
     def processing(self) -> frozenset[K]:

@@ -60,12 +60,18 @@ def test_report_has_every_case_and_the_target(
 ) -> None:
     out = tmp_path / "bench.json"
 
-    status = bench.main(["--seconds", "0.001", "--repeat", "2", "--sizes", "4", "--json", str(out)])
+    status = bench.main(
+        ["--seconds", "0.001", "--repeat", "2", "--sizes", "4", "--jobs", "3", "--json", str(out)]
+    )
 
     assert status == 0
     report = json.loads(out.read_text())
     cases = {r["case"] for r in report["results"]}
-    assert len(cases) == 10
+    assert cases == set(bench.CASES)
+    assert len(cases) == 15
+    per_call = {r["case"]: r["jobs_per_call"] for r in report["results"]}
+    assert {c for c, n in per_call.items() if n == 3} == set(bench.PARSE_CASES)
+    assert report["fairness"]["4"]["parse"]["jobs"] == 3
     assert all(r["best"] > 0 and len(r["rates"]) == 2 for r in report["results"])
     assert set(report["speedups"]) == set(bench.RATIOS)
     assert all(len(s["4"]["ratios"]) == 2 for s in report["speedups"].values())
@@ -73,3 +79,23 @@ def test_report_has_every_case_and_the_target(
     printed = capsys.readouterr().out
     assert "target: t9k YAML >= 10x kubeflow's yaml.safe_dump path:" in printed
     assert "kubeflow object -> YAML (sanitize + CSafeDumper)" in printed
+    assert "parse YAML stream: t9k load_all_yaml vs kubeflow CSafeLoader" in printed
+
+    assert bench.main(["--markdown", str(out)]) == 0  # the docs' tables, from the JSON alone
+    table = capsys.readouterr().out
+    rows = [line for line in table.splitlines() if line.startswith("| ")]
+    assert len(rows) == len(bench.CASES) + len(bench.RATIOS) + 4  # two headers, two rules
+    assert "| t9k YAML stream → models (`load_all_yaml`) |" in table
+
+
+def test_the_parse_cases_read_every_job_back_on_both_sides(bench: ModuleType) -> None:
+    api = bench.ApiClient()
+    data = bench.parse_input(4, 5, api)
+    assert bench.check_parse_fair(data, api)["jobs"] == 5
+    assert len(bench.load_all_yaml(data.t9k_yaml)) == 5
+    assert [j.metadata.name for j in bench.kubeflow_deserialize(api, data.kubeflow_dicts)] == [
+        f"bert-{n}" for n in range(5)
+    ]
+    data.kubeflow_dicts.pop()  # a side that loses a job stops the benchmark
+    with pytest.raises(SystemExit):
+        bench.check_parse_fair(data, api)
