@@ -137,6 +137,11 @@ bench: $(STAMP) ## Run the benchmarks in bench/
 	$(BIN)/python bench/render.py
 	$(BIN)/python bench/reconcile.py
 
+.PHONY: bench-operator
+bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the plain-client limit and Kubeflow's training operator (tens of minutes; writes docs/performance.md)
+	tools/ensure-bench-binaries.sh
+	$(BIN)/python bench/operator.py --doc
+
 .PHONY: demo
 demo: $(STAMP) ## Run the example jobs live: local control plane + operator, simulated pods (docs/demo.md)
 	$(BIN)/python tools/demo.py
