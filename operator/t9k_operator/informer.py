@@ -102,7 +102,14 @@ class Store:
             return len(self._objects)
 
     def put(self, obj: Manifest) -> Manifest | None:
-        """Insert or replace; return the previous object of that key."""
+        """Insert or replace; return the previous object of that key.
+
+        The store keeps objects without `metadata.managedFields`: nothing in the operator reads
+        them, and they are a third to a half of a pod's bytes once the scheduler and the kubelet
+        have written its status (client-go informers drop them the same way)."""
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and "managedFields" in meta:
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
         key = object_key(obj)
         with self._lock:
             old = self._objects.get(key)
