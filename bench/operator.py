@@ -667,6 +667,19 @@ def percentiles(values: list[float]) -> dict[str, float | None]:
     return {"p50": pct(50), "p90": pct(90), "p99": pct(99), "max": round(v[-1], 3)}
 
 
+def delete_namespace(kube: Kube, namespace: str) -> None:
+    """Free the cluster for the next run (kwok deletes pods at once; the namespace controller
+    the rest)."""
+    kube.must("DELETE", f"/api/v1/namespaces/{namespace}", ok=(404,))
+    with contextlib.suppress(TimeoutError):
+        wait_until(
+            f"namespace {namespace} to be deleted",
+            lambda: kube.request("GET", f"/api/v1/namespaces/{namespace}")[0] == 404,
+            300,
+            1.0,
+        )
+
+
 def run_one(
     system: str, n: int, m: int, kube: Kube, state_dir: Path, s: Settings
 ) -> dict[str, Any]:
@@ -774,15 +787,6 @@ def run_one(
         f" ->running {result['create_to_all_running']['p99']}s, writes/job {result['api_writes_per_job']},"
         f" peak RSS {peak['peak_rss_mib']} MiB, CPU {result['controller']['cpu_seconds_during_run']}s"
     )
-    # Free the cluster for the next run (kwok deletes pods at once; the namespace controller the rest).
-    kube.must("DELETE", f"/api/v1/namespaces/{namespace}", ok=(404,))
-    with contextlib.suppress(TimeoutError):
-        wait_until(
-            f"namespace {namespace} to be deleted",
-            lambda: kube.request("GET", f"/api/v1/namespaces/{namespace}")[0] == 404,
-            300,
-            1.0,
-        )
     return result
 
 
@@ -1066,10 +1070,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if kubeflow_dir is not None:
             install_kubeflow_crds(kube, kubeflow_dir / "crds")
         result["environment"] = environment(kube, s)
-        for n, m in parsed:
-            for system in systems:
-                result["runs"].append(run_one(system, n, m, kube, a.cluster_dir.resolve(), s))
-                out.write_text(json.dumps(result, indent=2) + "\n")  # what is done so far
+        todo = [(n, m, system) for n, m in parsed for system in systems]
+        for k, (n, m, system) in enumerate(todo):
+            result["runs"].append(run_one(system, n, m, kube, a.cluster_dir.resolve(), s))
+            out.write_text(json.dumps(result, indent=2) + "\n")  # what is done so far
+            if k + 1 < len(todo):  # the last one goes with the cluster
+                delete_namespace(kube, f"bench-{system}-{n}x{m}")
     log(f"wrote {out}; controller logs in {work}")
     if a.doc:
         write_doc(result)
