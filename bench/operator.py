@@ -766,12 +766,12 @@ def run_one(
         "create_to_all_running": percentiles(lat("all_running")),
         "create_to_status_running": percentiles(lat("status")) if system != "plain" else None,
         "jobs_per_second_all_pods_created": (
-            round(n / (created_last - first), 2)
+            round(n / (created_last - first), 4)
             if created_last and len(lat("all_created")) == n
             else None
         ),
         "jobs_per_second_all_running": (
-            round(n / (running_last - first), 2)
+            round(n / (running_last - first), 4)
             if running_last and len(lat("all_running")) == n
             else None
         ),
@@ -854,6 +854,8 @@ def fmt(v: Any, unit: str = "") -> str:
     if isinstance(v, str):
         return v
     if isinstance(v, float):
+        if v < 1:
+            return f"{v:.3g}{unit}"
         return f"{v:,.2f}{unit}" if v < 100 else f"{v:,.0f}{unit}"
     return f"{v:,}{unit}"
 
@@ -1000,11 +1002,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["render"]:
         p = argparse.ArgumentParser(prog="bench/operator.py render")
-        p.add_argument("json", type=Path)
+        p.add_argument(
+            "json", type=Path, nargs="+", help="result files; their runs are shown together"
+        )
         p.add_argument("--doc", type=Path, default=DOC)
         p.add_argument("--print", action="store_true", help="print the tables, leave the doc")
         a = p.parse_args(argv[1:])
-        result = json.loads(a.json.read_text())
+        results = [json.loads(f.read_text()) for f in a.json]
+        result = results[0]
+        result["runs"] = [r for res in results for r in res["runs"]]
+        result["command"] = "`, `".join(res["command"] for res in results)
         if a.print:
             print(render(result))
         else:
