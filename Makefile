@@ -147,6 +147,11 @@ chaos: $(STAMP) cluster-binaries ## Fault campaign on the local control plane; f
 	rc=0; $(BIN)/python tools/chaos.py run --size long --out bench/chaos-result.json $(CHAOS_ARGS) || rc=$$?; \
 	  $(BIN)/python tools/chaos.py render bench/chaos-result.json && exit $$rc
 
+.PHONY: bench-operator
+bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the plain-client limit and Kubeflow's training operator (tens of minutes; writes docs/performance.md)
+	tools/ensure-bench-binaries.sh
+	$(BIN)/python bench/operator.py --doc
+
 .PHONY: demo
 demo: $(STAMP) ## Run the example jobs live: local control plane + operator, simulated pods (docs/demo.md)
 	$(BIN)/python tools/demo.py

@@ -63,6 +63,9 @@ FIELD_MANAGER: Final = "t9k-cluster"
 CONTEXT_NAME: Final = "t9k-local"
 DIGEST_ANNOTATION: Final = "cluster.t9k.dev/manifest-sha256"
 BINARIES: Final = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+AUDIT_LOG: Final = LOG_DIR / "audit.log"
+AUDIT_POLICY_ENV: Final = "T9K_CLUSTER_AUDIT_POLICY"
+"""An audit policy file to start kube-apiserver with (bench/operator.py); the log is AUDIT_LOG."""
 OPERATOR_PID_FILE: Final = STATE_DIR / "operator.pid"
 """pid of the `t9k-operator` that `make demo` (tools/demo.py) runs against this cluster."""
 
@@ -716,6 +719,23 @@ def _kcm_argv(state: State) -> list[str]:
     ]
 
 
+def _audit_flags() -> list[str]:
+    """kube-apiserver's audit flags when $T9K_CLUSTER_AUDIT_POLICY names a policy file."""
+    policy = os.environ.get(AUDIT_POLICY_ENV, "").strip()
+    if not policy:
+        return []
+    if not Path(policy).is_file():
+        raise ClusterError(f"${AUDIT_POLICY_ENV} names {policy}, which is not a file")
+    return [
+        f"--audit-policy-file={Path(policy).resolve()}",
+        f"--audit-log-path={AUDIT_LOG}",
+        "--audit-log-format=json",
+        "--audit-log-maxsize=0",
+        "--audit-log-mode=batch",
+        "--audit-log-batch-max-wait=1s",
+    ]
+
+
 def _healthz(url: str) -> Callable[[], bool]:
     ctx = _unverified_context()
     return lambda: http_get(url, ctx)[0] == 200
@@ -773,6 +793,7 @@ def _apiserver_argv(state: State) -> list[str]:
         "--allow-privileged=true",
         "--profiling=false",
         "--v=1",
+        *_audit_flags(),
     ]
 
 

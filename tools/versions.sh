@@ -18,3 +18,10 @@ PULUMI_VERSION=v3.259.0
 PULUMI_K8S_VERSION=v4.25.0
 T9K_PULUMI_BIN_DIR="$T9K_CACHE_ROOT/bin/pulumi-${PULUMI_VERSION}_k8s-${PULUMI_K8S_VERSION}_${GO_LINE:-go}"
 export PULUMI_VERSION PULUMI_K8S_VERSION T9K_PULUMI_BIN_DIR
+
+# --- Kubeflow's training operator, the reference in bench/operator.py: tools/ensure-bench-binaries.sh ---
+# Built from the wrapper module in tools/gobuild/training-operator (go.mod requires the module at this
+# version); its CRDs are copied from the same module's manifests/base/crds. Not used by `make test`.
+TRAINING_OPERATOR_VERSION=v1.8.1
+T9K_BENCH_BIN_DIR="$T9K_CACHE_ROOT/bin/training-operator-${TRAINING_OPERATOR_VERSION}_${GO_LINE:-go}"
+export TRAINING_OPERATOR_VERSION T9K_BENCH_BIN_DIR

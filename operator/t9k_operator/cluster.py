@@ -13,7 +13,8 @@ dicts (the shape the pure core reads and writes):
     get/create/update_lease
 
 Every request first takes a token from the rate limiter (`--qps`, `--burst`): the transport's
-`before` hook. Every failure is raised as `ApiError`. Neither this module nor any other of the
+`before` hook. Events take theirs from a second bucket of the same size, as client-go's event
+recorder does with a client of its own: recording them does not delay the jobs' writes. Every failure is raised as `ApiError`. Neither this module nor any other of the
 operator imports the Kubernetes client: `t9k_sdk._kube` does (import-linter contracts in
 pyproject.toml say so).
 """
@@ -81,20 +82,31 @@ class Cluster:
         api_client: Any,
         *,
         limiter: TokenBucket | None = None,
+        event_limiter: TokenBucket | None = None,
         request_timeout: float = 30.0,
         identity: str = "",
         observe: Callable[[str, int], None] | None = None,
     ) -> None:
         self._limiter = limiter
+        # Events take their tokens from a bucket of their own (client-go's event recorder has its
+        # own client and rate limiter), so recording them never holds back the writes of jobs.
+        self._event_limiter = event_limiter
+        self._recording = threading.local()
         self.transport = Transport(
             api_client,
             timeout=request_timeout,
-            before=limiter.take if limiter is not None else None,
+            before=self._take_token if limiter or event_limiter else None,
             observe=observe,
         )
         self.identity = identity
         self._events: OrderedDict[tuple[str, ...], tuple[str, int, float]] = OrderedDict()
         self._events_lock = threading.Lock()
+
+    def _take_token(self) -> None:
+        recording = getattr(self._recording, "events", False)
+        bucket = self._event_limiter if recording and self._event_limiter else self._limiter
+        if bucket is not None:
+            bucket.take()
 
     @classmethod
     def connect(
@@ -122,6 +134,7 @@ class Cluster:
         return cls(
             connection.api_client,
             limiter=TokenBucket(qps, burst),
+            event_limiter=TokenBucket(qps, burst),
             identity=identity,
             observe=observe,
         )
@@ -286,6 +299,15 @@ class Cluster:
         repeats one recorded for the same job in the last ten minutes bumps that Event's `count`
         and `lastTimestamp` (a patch), as `kubectl describe` readers expect, instead of piling up.
         """
+        self._recording.events = True
+        try:
+            return self._record_events(job, events, now)
+        finally:
+            self._recording.events = False
+
+    def _record_events(
+        self, job: Mapping[str, Any], events: Sequence[Event], now: datetime | None
+    ) -> int:
         namespace, uid = meta(job).namespace, meta(job).uid
         runs: list[tuple[Event, int]] = []
         for event in events:

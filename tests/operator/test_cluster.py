@@ -230,6 +230,23 @@ def test_a_repeated_event_bumps_the_existing_events_count(
     assert patch["count"] == 2
 
 
+def test_events_take_their_tokens_from_their_own_bucket(api: FakeApiClient) -> None:
+    """A burst of Events (one per pod created) must not use up the tokens of the creates."""
+    taken: list[str] = []
+
+    class Bucket:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def take(self) -> None:
+            taken.append(self.name)
+
+    cluster = Cluster(api, limiter=Bucket("jobs"), event_limiter=Bucket("events"))  # type: ignore[arg-type]
+    cluster.record_events(job(), [Event("Normal", "Running", "The job is running.")])
+    cluster.list(PODS)
+    assert taken == ["events", "jobs"]
+
+
 # --- the ClusterRole against the requests made --------------------------------------------------
 
 _PATH = re.compile(

@@ -226,3 +226,20 @@ def test_store_indexes_objects_by_their_controller_owner_uid() -> None:
     store.remove(pod("a", "3"))
     assert store.owned_by("u1") == []
     assert [p["metadata"]["name"] for p in store.owned_by("u2")] == ["b", "c"]
+
+
+def test_store_keeps_objects_without_managed_fields() -> None:
+    store = Store()
+    pod = {
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns", "managedFields": [{"manager": "kwok"}]},
+        "status": {"phase": "Running"},
+    }
+    store.put(pod)
+    kept = store.get("ns", "p")
+    assert kept == {
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns"},
+        "status": {"phase": "Running"},
+    }
+    assert pod["metadata"]["managedFields"] == [{"manager": "kwok"}]  # the caller's is untouched

@@ -1,0 +1,45 @@
+"""bench/operator.py runs end to end (so the harness cannot rot) and writes every figure that
+docs/performance.md quotes. The figures themselves come from `make bench-operator`, never
+asserted here: `--quick` is 3 jobs of 2 replicas for our operator only, on a control plane of
+its own (the audit log that counts API requests needs kube-apiserver started with a policy)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cluster.kube_helpers import Cluster
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "operator.py"
+
+
+def test_quick_run_writes_every_figure(cluster: Cluster, tmp_path: Path) -> None:
+    # `cluster` only for its rule on skipping (binaries built, or T9K_REQUIRE_CLUSTER=1 fails).
+    out = tmp_path / "result.json"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick", "--json", str(out),
+         "--cluster-dir", str(tmp_path / "cluster"), "--timeout", "60"],
+        capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(out.read_text())
+    assert set(result["environment"]) >= {"date", "machine", "python", "kubernetes", "kwok"}
+    (run,) = result["runs"]
+    assert (run["system"], run["jobs"], run["replicas"]) == ("ours", 3, 2)
+    assert not run["timed_out"]
+    assert run["jobs_complete"] == 3
+    for key in ("create_to_all_pods_created", "create_to_all_running", "create_to_status_running"):
+        assert set(run[key]) == {"p50", "p90", "p99", "max"}
+        assert all(isinstance(v, float) for v in run[key].values()), run[key]
+    assert run["jobs_per_second_all_pods_created"] > 0
+    # Every pod and service was created once, by the operator's own user, and it wrote statuses.
+    assert run["api_requests"]["create pods 201"] == 6
+    assert run["api_requests"]["create services 201"] == 6
+    assert any(k.startswith("update genericjobs/status") for k in run["api_requests"])
+    assert run["api_writes_per_job_without_events"] >= run["minimum_writes_per_job"] == 5
+    assert run["controller"]["peak_rss_mib"] > 0
+    assert run["controller"]["cpu_seconds"] > 0
+    # The docs' tables render from the file.
+    assert "creation → all pods created, p99" in proc.stdout
