@@ -15,7 +15,11 @@ say) and, while they run, injects faults one after the other:
 * `apiserver-restart`, `etcd-restart`: SIGKILL kube-apiserver (or etcd) and start it again;
 * `pod-delete`: delete a running pod by hand (the job must recreate it, without a restart);
 * `job-delete`: delete a job while its pods are being created (its pods must all go);
-* `pause-resume`: pause a job while its pods are being created, then resume it.
+* `pause-resume`: pause a job while its pods are being created, then resume it;
+* `job-edit`: change the worker count of an elastic DeepSpeedJob (`elastic.expectedReplicas`,
+  the spec edit the operator applies to a live job) while its pods are being created: it must end
+  with exactly the workers of the new count, worker-0 relaunched at most once (it carries the
+  hash of the hostfile it started with) and the resize not counted as a restart.
 
 Then it waits until every job has converged and checks the invariants (`check_jobs`): every job
 has exactly its pods (none missing, none extra, no pod created again without a reason: a restart
@@ -92,6 +96,8 @@ DOC: Final = REPO_ROOT / "docs" / "reliability.md"
 RESULT: Final = REPO_ROOT / "bench" / "chaos-result.json"
 TABLE_BEGIN: Final = "<!-- chaos-table: begin (tools/chaos.py render) -->"
 TABLE_END: Final = "<!-- chaos-table: end -->"
+ELASTIC_MAX: Final = 3
+"""`elastic.maxReplicas` of the DeepSpeedJobs scaled by `job-edit`."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,8 @@ class Size:
     pause_resumes: int
     child_edits: int
     """ConfigMaps of running jobs edited by hand (the operator must restore them)."""
+    job_edits: int
+    """Elastic DeepSpeedJobs scaled while their pods are being created."""
     run_for: tuple[int, int]
     """Seconds the pods of a finishing job run (uniform in this range)."""
     load_jobs: int = 0
@@ -126,6 +134,7 @@ SIZES: Final = {
         job_deletes=1,
         pause_resumes=1,
         child_edits=1,
+        job_edits=1,
         run_for=(4, 30),
         converge_timeout=150.0,
     ),
@@ -139,6 +148,7 @@ SIZES: Final = {
         job_deletes=5,
         pause_resumes=5,
         child_edits=5,
+        job_edits=5,
         run_for=(5, 120),
         load_jobs=1000,
         converge_timeout=600.0,
@@ -162,7 +172,7 @@ class JobPlan:
     """The phase it must reach: Succeeded, Failed, Running (pods that never end), Pending
     (pods that are never scheduled) or Paused (created paused)."""
     touched: str = ""
-    """A fault aimed at the job itself: "deleted", "paused" (and resumed)."""
+    """A fault aimed at the job itself: "deleted", "paused" (and resumed), "edited" (scaled)."""
 
 
 def make_jobs(count: int, rng: random.Random, run_for: tuple[int, int]) -> list[JobPlan]:
@@ -502,6 +512,14 @@ def check_jobs(
         found.extra.extend(f"{plan.name}: {n}" for n in pods if n not in plan.pods)
         allowed = _restarts(job) + sum(hand_deleted[n] for n in plan.pods)
         made = sum(max(0, len(history.seen(n)) - 1) for n in plan.pods)
+        if plan.touched == "edited":
+            # A resize relaunches worker-0 (at most once: one edit) and is not a restart.
+            relaunched = max(0, len(history.seen(plan.pods[0])) - 1)
+            made -= min(relaunched, 1)
+            if _restarts(job):
+                found.inconsistent.append(
+                    f"{plan.name}: the resize was counted as {_restarts(job)} restart(s)"
+                )
         if plan.touched != "paused" and made > allowed:
             found.duplicates.append(f"{plan.name}: {made} pods created again, {allowed} explained")
         observed = Observed(
@@ -702,6 +720,42 @@ class Campaign:
         self.faults[action] += 1
         self.log(f"{action} {plan.name} while its pods were being created")
 
+    def edit_job(self) -> None:
+        """Submit an elastic DeepSpeedJob and, while its pods are being created, change its
+        worker count: it must end with exactly the workers of the new count."""
+        later = [
+            i
+            for i in range(self.submitted, len(self.plans))
+            if self.plans[i].kind == "DeepSpeedJob" and not self.plans[i].touched
+        ]
+        if not later:
+            return
+        i = later[0]
+        self.plans[self.submitted], self.plans[i] = self.plans[i], self.plans[self.submitted]
+        plan = self.plans[self.submitted]
+        plan.touched = "edited"
+        workers = len(plan.pods)
+        spec = plan.manifest["spec"]
+        spec["elastic"] = {
+            "enabled": True,
+            "minReplicas": 1,
+            "maxReplicas": ELASTIC_MAX,
+            "expectedReplicas": workers,
+        }
+        scaled = self.rng.choice([n for n in range(1, ELASTIC_MAX + 1) if n != workers])
+        self.submit(1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not self.history.seen(plan.pods[0]):
+            time.sleep(0.02)
+        edit = {"spec": {"elastic": {"expectedReplicas": scaled}}}
+        self.api.patch(job_resource(plan.kind), self.namespace, plan.name, edit)
+        plan.pods = tuple(f"{plan.name}-worker-{n}" for n in range(scaled))
+        self.faults["job-edit"] += 1
+        self.log(
+            f"job-edit {plan.name}: {workers} -> {scaled} workers while its pods were being"
+            " created"
+        )
+
     def run(self) -> dict[str, Any]:
         size = self.size
         schedule = (
@@ -712,9 +766,10 @@ class Campaign:
             + ["job-delete"] * size.job_deletes
             + ["pause-resume"] * size.pause_resumes
             + ["child-edit"] * size.child_edits
+            + ["job-edit"] * size.job_edits
         )
         self.rng.shuffle(schedule)
-        touches = size.job_deletes + size.pause_resumes
+        touches = size.job_deletes + size.pause_resumes + size.job_edits
         waves = size.operator_kills + 1
         per_wave = max(1, (len(self.plans) - touches) // waves)
         began = time.monotonic()
@@ -744,6 +799,8 @@ class Campaign:
                 self.delete_pod()
             elif fault == "child-edit":
                 self.edit_child()
+            elif fault == "job-edit":
+                self.edit_job()
             else:
                 self.touch_job(fault)
         rest = [p for p in self.plans[self.submitted :] if not p.touched]
@@ -770,6 +827,13 @@ class Campaign:
             if o.meta(cm).name in self.edited
         )
         self.log(f"converged: {findings.ok()} after {converged - faults_done:.0f}s")
+        # A scaled job ended right: no finding names it (its pods, duplicates, status).
+        flagged = [line for lines in asdict(findings).values() for line in lines]
+        resized = {
+            p.name: not any(line.startswith(f"{p.name}:") for line in flagged)
+            for p in self.plans
+            if p.touched == "edited"
+        }
 
         # A fresh operator against the converged namespace must write nothing.
         self.ops.kill_all()
@@ -793,6 +857,7 @@ class Campaign:
             "mid_create_kills": self.mid_create_kills,
             "watch_gone": self.history.gone,
             "child_edits": {"edited": len(self.edited), "restored": restored},
+            "job_edits": {"edited": len(resized), "resized": sum(resized.values())},
             "operator_env": dict(OPERATOR_ENV),
             "takeover_seconds_max": round(max(self.takeovers, default=0.0), 1),
             "fault_phase_seconds": round(faults_done - began, 1),
@@ -1073,6 +1138,17 @@ def render_table(result: Mapping[str, Any]) -> str:
         (
             "ConfigMaps edited by hand: restored",
             f"{result['child_edits']['restored']} of {result['child_edits']['edited']}",
+        ),
+        *(
+            [
+                (
+                    "Elastic jobs scaled while their pods were being created: ending with"
+                    " exactly the new workers",
+                    f"{result['job_edits']['resized']} of {result['job_edits']['edited']}",
+                )
+            ]
+            if "job_edits" in result
+            else []
         ),
         ("Jobs lost or with the wrong outcome", f["lost"]),
         ("Jobs whose status a new pass would change", f["inconsistent"]),
