@@ -16,10 +16,11 @@ say) and, while they run, injects faults one after the other:
 * `pod-delete`: delete a running pod by hand (the job must recreate it, without a restart);
 * `job-delete`: delete a job while its pods are being created (its pods must all go);
 * `pause-resume`: pause a job while its pods are being created, then resume it;
-* `job-edit`: change the worker count of an elastic DeepSpeedJob (`elastic.expectedReplicas`,
-  the spec edit the operator applies to a live job) while its pods are being created: it must end
-  with exactly the workers of the new count, worker-0 relaunched at most once (it carries the
-  hash of the hostfile it started with) and the resize not counted as a restart.
+* `job-edit`: change the replica count of a job while its pods are being created, in turn an
+  elastic DeepSpeedJob's `elastic.expectedReplicas` and a GenericJob's first replica type: it must
+  end with exactly the pods of the new count (surplus pods and Services deleted, missing ones
+  created), the pods it keeps not created again (except a DeepSpeedJob's worker-0, relaunched at
+  most once with the new hostfile) and the edit not counted as a restart.
 
 Then it waits until every job has converged and checks the invariants (`check_jobs`): every job
 has exactly its pods (none missing, none extra, no pod created again without a reason: a restart
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import json
 import os
 import random
@@ -114,7 +116,7 @@ class Size:
     child_edits: int
     """ConfigMaps of running jobs edited by hand (the operator must restore them)."""
     job_edits: int
-    """Elastic DeepSpeedJobs scaled while their pods are being created."""
+    """Jobs scaled while their pods are being created (elastic DeepSpeedJob, GenericJob)."""
     run_for: tuple[int, int]
     """Seconds the pods of a finishing job run (uniform in this range)."""
     load_jobs: int = 0
@@ -134,7 +136,7 @@ SIZES: Final = {
         job_deletes=1,
         pause_resumes=1,
         child_edits=1,
-        job_edits=1,
+        job_edits=2,
         run_for=(4, 30),
         converge_timeout=150.0,
     ),
@@ -148,7 +150,7 @@ SIZES: Final = {
         job_deletes=5,
         pause_resumes=5,
         child_edits=5,
-        job_edits=5,
+        job_edits=6,
         run_for=(5, 120),
         load_jobs=1000,
         converge_timeout=600.0,
@@ -512,14 +514,13 @@ def check_jobs(
         found.extra.extend(f"{plan.name}: {n}" for n in pods if n not in plan.pods)
         allowed = _restarts(job) + sum(hand_deleted[n] for n in plan.pods)
         made = sum(max(0, len(history.seen(n)) - 1) for n in plan.pods)
-        if plan.touched == "edited":
-            # A resize relaunches worker-0 (at most once: one edit) and is not a restart.
-            relaunched = max(0, len(history.seen(plan.pods[0])) - 1)
-            made -= min(relaunched, 1)
-            if _restarts(job):
-                found.inconsistent.append(
-                    f"{plan.name}: the resize was counted as {_restarts(job)} restart(s)"
-                )
+        if plan.touched == "edited" and plan.kind == "DeepSpeedJob":
+            # An elastic resize relaunches worker-0 (at most once: one edit).
+            made -= min(max(0, len(history.seen(plan.pods[0])) - 1), 1)
+        if plan.touched == "edited" and _restarts(job):  # its pods never fail
+            found.inconsistent.append(
+                f"{plan.name}: the edit was counted as {_restarts(job)} restart(s)"
+            )
         if plan.touched != "paused" and made > allowed:
             found.duplicates.append(f"{plan.name}: {made} pods created again, {allowed} explained")
         observed = Observed(
@@ -721,12 +722,16 @@ class Campaign:
         self.log(f"{action} {plan.name} while its pods were being created")
 
     def edit_job(self) -> None:
-        """Submit an elastic DeepSpeedJob and, while its pods are being created, change its
-        worker count: it must end with exactly the workers of the new count."""
+        """Submit a job and, while its pods are being created, change its replica count (in
+        turn an elastic DeepSpeedJob's workers and a GenericJob's first replica type): it must
+        end with exactly the pods of the new count."""
+        kind = ("DeepSpeedJob", "GenericJob")[self.faults["job-edit"] % 2]
         later = [
             i
             for i in range(self.submitted, len(self.plans))
-            if self.plans[i].kind == "DeepSpeedJob" and not self.plans[i].touched
+            if self.plans[i].kind == kind
+            and self.plans[i].outcome in ("Succeeded", "Running")
+            and not self.plans[i].touched
         ]
         if not later:
             return
@@ -734,26 +739,42 @@ class Campaign:
         self.plans[self.submitted], self.plans[i] = self.plans[i], self.plans[self.submitted]
         plan = self.plans[self.submitted]
         plan.touched = "edited"
-        workers = len(plan.pods)
         spec = plan.manifest["spec"]
-        spec["elastic"] = {
-            "enabled": True,
-            "minReplicas": 1,
-            "maxReplicas": ELASTIC_MAX,
-            "expectedReplicas": workers,
-        }
-        scaled = self.rng.choice([n for n in range(1, ELASTIC_MAX + 1) if n != workers])
+        edit: Manifest
+        if kind == "DeepSpeedJob":
+            before = len(plan.pods)
+            spec["elastic"] = {
+                "enabled": True,
+                "minReplicas": 1,
+                "maxReplicas": ELASTIC_MAX,
+                "expectedReplicas": before,
+            }
+            after = self.rng.choice([n for n in range(1, ELASTIC_MAX + 1) if n != before])
+            edit = {"spec": {"elastic": {"expectedReplicas": after}}}
+            what = "workers"
+        else:
+            specs = copy.deepcopy(spec["replicaSpecs"])
+            before = int(specs[0]["replicas"])
+            after = self.rng.choice([n for n in range(1, 5) if n != before])
+            specs[0]["replicas"] = after
+            edit = {"spec": {"replicaSpecs": specs}}  # a merge patch replaces the list
+            what = f"{specs[0]['type']} replicas"
         self.submit(1)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and not self.history.seen(plan.pods[0]):
             time.sleep(0.02)
-        edit = {"spec": {"elastic": {"expectedReplicas": scaled}}}
         self.api.patch(job_resource(plan.kind), self.namespace, plan.name, edit)
-        plan.pods = tuple(f"{plan.name}-worker-{n}" for n in range(scaled))
+        if kind == "DeepSpeedJob":
+            plan.pods = tuple(f"{plan.name}-worker-{n}" for n in range(after))
+        else:
+            plan.pods = tuple(
+                f"{plan.name}-{r['type']}-{n}"
+                for r in edit["spec"]["replicaSpecs"]
+                for n in range(int(r["replicas"]))
+            )
         self.faults["job-edit"] += 1
         self.log(
-            f"job-edit {plan.name}: {workers} -> {scaled} workers while its pods were being"
-            " created"
+            f"job-edit {plan.name}: {before} -> {after} {what} while its pods were being created"
         )
 
     def run(self) -> dict[str, Any]:
@@ -1142,8 +1163,8 @@ def render_table(result: Mapping[str, Any]) -> str:
         *(
             [
                 (
-                    "Elastic jobs scaled while their pods were being created: ending with"
-                    " exactly the new workers",
+                    "Jobs scaled while their pods were being created: ending with exactly"
+                    " the pods of the new count",
                     f"{result['job_edits']['resized']} of {result['job_edits']['edited']}",
                 )
             ]
