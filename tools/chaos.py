@@ -15,7 +15,12 @@ say) and, while they run, injects faults one after the other:
 * `apiserver-restart`, `etcd-restart`: SIGKILL kube-apiserver (or etcd) and start it again;
 * `pod-delete`: delete a running pod by hand (the job must recreate it, without a restart);
 * `job-delete`: delete a job while its pods are being created (its pods must all go);
-* `pause-resume`: pause a job while its pods are being created, then resume it.
+* `pause-resume`: pause a job while its pods are being created, then resume it;
+* `job-edit`: change the replica count of a job while its pods are being created, in turn an
+  elastic DeepSpeedJob's `elastic.expectedReplicas` and a GenericJob's first replica type: it must
+  end with exactly the pods of the new count (surplus pods and Services deleted, missing ones
+  created), the pods it keeps not created again (except a DeepSpeedJob's worker-0, relaunched at
+  most once with the new hostfile) and the edit not counted as a restart.
 
 Then it waits until every job has converged and checks the invariants (`check_jobs`): every job
 has exactly its pods (none missing, none extra, no pod created again without a reason: a restart
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import json
 import os
 import random
@@ -92,6 +98,8 @@ DOC: Final = REPO_ROOT / "docs" / "reliability.md"
 RESULT: Final = REPO_ROOT / "bench" / "chaos-result.json"
 TABLE_BEGIN: Final = "<!-- chaos-table: begin (tools/chaos.py render) -->"
 TABLE_END: Final = "<!-- chaos-table: end -->"
+ELASTIC_MAX: Final = 3
+"""`elastic.maxReplicas` of the DeepSpeedJobs scaled by `job-edit`."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +115,8 @@ class Size:
     pause_resumes: int
     child_edits: int
     """ConfigMaps of running jobs edited by hand (the operator must restore them)."""
+    job_edits: int
+    """Jobs scaled while their pods are being created (elastic DeepSpeedJob, GenericJob)."""
     run_for: tuple[int, int]
     """Seconds the pods of a finishing job run (uniform in this range)."""
     load_jobs: int = 0
@@ -126,6 +136,7 @@ SIZES: Final = {
         job_deletes=1,
         pause_resumes=1,
         child_edits=1,
+        job_edits=2,
         run_for=(4, 30),
         converge_timeout=150.0,
     ),
@@ -139,6 +150,7 @@ SIZES: Final = {
         job_deletes=5,
         pause_resumes=5,
         child_edits=5,
+        job_edits=6,
         run_for=(5, 120),
         load_jobs=1000,
         converge_timeout=600.0,
@@ -162,7 +174,7 @@ class JobPlan:
     """The phase it must reach: Succeeded, Failed, Running (pods that never end), Pending
     (pods that are never scheduled) or Paused (created paused)."""
     touched: str = ""
-    """A fault aimed at the job itself: "deleted", "paused" (and resumed)."""
+    """A fault aimed at the job itself: "deleted", "paused" (and resumed), "edited" (scaled)."""
 
 
 def make_jobs(count: int, rng: random.Random, run_for: tuple[int, int]) -> list[JobPlan]:
@@ -502,6 +514,13 @@ def check_jobs(
         found.extra.extend(f"{plan.name}: {n}" for n in pods if n not in plan.pods)
         allowed = _restarts(job) + sum(hand_deleted[n] for n in plan.pods)
         made = sum(max(0, len(history.seen(n)) - 1) for n in plan.pods)
+        if plan.touched == "edited" and plan.kind == "DeepSpeedJob":
+            # An elastic resize relaunches worker-0 (at most once: one edit).
+            made -= min(max(0, len(history.seen(plan.pods[0])) - 1), 1)
+        if plan.touched == "edited" and _restarts(job):  # its pods never fail
+            found.inconsistent.append(
+                f"{plan.name}: the edit was counted as {_restarts(job)} restart(s)"
+            )
         if plan.touched != "paused" and made > allowed:
             found.duplicates.append(f"{plan.name}: {made} pods created again, {allowed} explained")
         observed = Observed(
@@ -702,6 +721,62 @@ class Campaign:
         self.faults[action] += 1
         self.log(f"{action} {plan.name} while its pods were being created")
 
+    def edit_job(self) -> None:
+        """Submit a job and, while its pods are being created, change its replica count (in
+        turn an elastic DeepSpeedJob's workers and a GenericJob's first replica type): it must
+        end with exactly the pods of the new count."""
+        kind = ("DeepSpeedJob", "GenericJob")[self.faults["job-edit"] % 2]
+        later = [
+            i
+            for i in range(self.submitted, len(self.plans))
+            if self.plans[i].kind == kind
+            and self.plans[i].outcome in ("Succeeded", "Running")
+            and not self.plans[i].touched
+        ]
+        if not later:
+            return
+        i = later[0]
+        self.plans[self.submitted], self.plans[i] = self.plans[i], self.plans[self.submitted]
+        plan = self.plans[self.submitted]
+        plan.touched = "edited"
+        spec = plan.manifest["spec"]
+        edit: Manifest
+        if kind == "DeepSpeedJob":
+            before = len(plan.pods)
+            spec["elastic"] = {
+                "enabled": True,
+                "minReplicas": 1,
+                "maxReplicas": ELASTIC_MAX,
+                "expectedReplicas": before,
+            }
+            after = self.rng.choice([n for n in range(1, ELASTIC_MAX + 1) if n != before])
+            edit = {"spec": {"elastic": {"expectedReplicas": after}}}
+            what = "workers"
+        else:
+            specs = copy.deepcopy(spec["replicaSpecs"])
+            before = int(specs[0]["replicas"])
+            after = self.rng.choice([n for n in range(1, 5) if n != before])
+            specs[0]["replicas"] = after
+            edit = {"spec": {"replicaSpecs": specs}}  # a merge patch replaces the list
+            what = f"{specs[0]['type']} replicas"
+        self.submit(1)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not self.history.seen(plan.pods[0]):
+            time.sleep(0.02)
+        self.api.patch(job_resource(plan.kind), self.namespace, plan.name, edit)
+        if kind == "DeepSpeedJob":
+            plan.pods = tuple(f"{plan.name}-worker-{n}" for n in range(after))
+        else:
+            plan.pods = tuple(
+                f"{plan.name}-{r['type']}-{n}"
+                for r in edit["spec"]["replicaSpecs"]
+                for n in range(int(r["replicas"]))
+            )
+        self.faults["job-edit"] += 1
+        self.log(
+            f"job-edit {plan.name}: {before} -> {after} {what} while its pods were being created"
+        )
+
     def run(self) -> dict[str, Any]:
         size = self.size
         schedule = (
@@ -712,9 +787,10 @@ class Campaign:
             + ["job-delete"] * size.job_deletes
             + ["pause-resume"] * size.pause_resumes
             + ["child-edit"] * size.child_edits
+            + ["job-edit"] * size.job_edits
         )
         self.rng.shuffle(schedule)
-        touches = size.job_deletes + size.pause_resumes
+        touches = size.job_deletes + size.pause_resumes + size.job_edits
         waves = size.operator_kills + 1
         per_wave = max(1, (len(self.plans) - touches) // waves)
         began = time.monotonic()
@@ -744,6 +820,8 @@ class Campaign:
                 self.delete_pod()
             elif fault == "child-edit":
                 self.edit_child()
+            elif fault == "job-edit":
+                self.edit_job()
             else:
                 self.touch_job(fault)
         rest = [p for p in self.plans[self.submitted :] if not p.touched]
@@ -770,6 +848,13 @@ class Campaign:
             if o.meta(cm).name in self.edited
         )
         self.log(f"converged: {findings.ok()} after {converged - faults_done:.0f}s")
+        # A scaled job ended right: no finding names it (its pods, duplicates, status).
+        flagged = [line for lines in asdict(findings).values() for line in lines]
+        resized = {
+            p.name: not any(line.startswith(f"{p.name}:") for line in flagged)
+            for p in self.plans
+            if p.touched == "edited"
+        }
 
         # A fresh operator against the converged namespace must write nothing.
         self.ops.kill_all()
@@ -793,6 +878,7 @@ class Campaign:
             "mid_create_kills": self.mid_create_kills,
             "watch_gone": self.history.gone,
             "child_edits": {"edited": len(self.edited), "restored": restored},
+            "job_edits": {"edited": len(resized), "resized": sum(resized.values())},
             "operator_env": dict(OPERATOR_ENV),
             "takeover_seconds_max": round(max(self.takeovers, default=0.0), 1),
             "fault_phase_seconds": round(faults_done - began, 1),
@@ -1073,6 +1159,17 @@ def render_table(result: Mapping[str, Any]) -> str:
         (
             "ConfigMaps edited by hand: restored",
             f"{result['child_edits']['restored']} of {result['child_edits']['edited']}",
+        ),
+        *(
+            [
+                (
+                    "Jobs scaled while their pods were being created: ending with exactly"
+                    " the pods of the new count",
+                    f"{result['job_edits']['resized']} of {result['job_edits']['edited']}",
+                )
+            ]
+            if "job_edits" in result
+            else []
         ),
         ("Jobs lost or with the wrong outcome", f["lost"]),
         ("Jobs whose status a new pass would change", f["inconsistent"]),

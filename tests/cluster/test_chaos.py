@@ -2,7 +2,8 @@
 
 Two operator replicas with leader election run two dozen jobs of the three kinds while the
 leader is SIGKILLed three times in the middle of pod creates, kube-apiserver and etcd are
-restarted, pods are deleted by hand and jobs are deleted or paused while their pods are being
+restarted, pods are deleted by hand, and jobs are deleted, paused or scaled (an elastic
+DeepSpeedJob's `expectedReplicas`, a GenericJob's replica count) while their pods are being
 created. Afterwards every job has exactly its pods, its status is what a new pass would write,
 every job reached its phase, and a fresh operator over the converged namespace writes nothing.
 `make chaos` runs the same campaign with 200 jobs.
@@ -27,6 +28,8 @@ def test_faults_lose_nothing_and_duplicate_nothing(cluster: Cluster, tmp_path: P
     assert result["mid_create_kills"] >= 1, detail
     assert result["faults"]["kube-apiserver-restart"] == 1, detail
     assert result["faults"]["etcd-restart"] == 1, detail
+    assert result["faults"]["job-edit"] == 2, detail
+    assert result["job_edits"] == {"edited": 2, "resized": 2}, detail
     restart = result["restart"]
     wrote = f"an operator started over converged jobs wrote to them:\n{detail}"
     assert restart["objects_changed"] == 0, wrote

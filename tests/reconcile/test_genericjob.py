@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -778,3 +779,55 @@ def test_observed_input_order_does_not_matter() -> None:
     obs = sim.observed()
     reverse = Observed(pods=tuple(reversed(obs.pods)))
     assert reconcile(sim.job, obs, now=sim.now) == reconcile(sim.job, reverse, now=sim.now)
+
+
+def test_a_replica_count_edited_mid_create_ends_with_the_pods_of_the_new_count() -> None:
+    sim = Sim(gj(workers=3, service={"ports": [{"name": "http", "port": 8080}]}))
+    first = sim.step(apply=False)
+    assert [m["metadata"]["name"] for m in first.create if m["kind"] == "Pod"] == [
+        "demo-worker-0",
+        "demo-worker-1",
+        "demo-worker-2",
+    ]
+    # The pass is cut short after two pods and their Services; then the job is scaled down.
+    cut = ("demo-worker-2",)
+    partial = replace(
+        first,
+        create=tuple(
+            m
+            for m in first.create
+            if not (m["metadata"]["name"] in cut and m["kind"] in ("Pod", "Service"))
+        ),
+    )
+    sim.apply(partial)
+    sim.job["spec"]["replicaSpecs"][0]["replicas"] = 1
+    plan = sim.step()
+    assert [m["metadata"]["name"] for m in plan.create if m["kind"] == "Pod"] == []
+    assert sorted((d.kind, d.name) for d in plan.delete) == [
+        ("Pod", "demo-worker-1"),
+        ("Service", "demo-worker-1"),
+    ]
+    sim.drain_deletions()
+    sim.run("demo-worker-0")
+    sim.settle()
+    assert set(sim.pods) == {"demo-worker-0"}
+    assert {name for kind, name in sim.others if kind == "Service"} == {"demo-worker-0"}
+    kept = sim.pods["demo-worker-0"]["metadata"]["uid"]
+    assert sim.phase == "Running"
+
+    # Scaled up again: the new indices are created, the pod that stays is not.
+    sim.job["spec"]["replicaSpecs"][0]["replicas"] = 3
+    plan = sim.step()
+    assert [m["metadata"]["name"] for m in plan.create if m["kind"] == "Pod"] == [
+        "demo-worker-1",
+        "demo-worker-2",
+    ]
+    sim.run()
+    sim.settle()
+    assert set(sim.pods) == {"demo-worker-0", "demo-worker-1", "demo-worker-2"}
+    assert sim.pods["demo-worker-0"]["metadata"]["uid"] == kept
+    assert sim.task("worker").get("restartCount", 0) == 0  # an edit is not a restart
+    for name in ("demo-worker-0", "demo-worker-1", "demo-worker-2"):
+        sim.finish(name)
+    sim.settle()
+    assert sim.phase == "Succeeded"
