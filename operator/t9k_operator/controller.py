@@ -8,7 +8,9 @@
 * Children are found through their controller owner reference (uid), events on them wake their
   owner (`names.owner_of`).
 * A plan is carried out in the order status -> deletes -> updates -> creates -> events; Events
-  are recorded only after the status write succeeded.
+  are recorded only after the status write succeeded, and written by a background recorder
+  (`t9k_operator.events`: a bounded queue and one thread, dropping on overflow), so a pass never
+  waits for them.
 * After a pass writes, the next pass of that job waits until the caches have seen those writes
   (client-go's "expectations"), so a pass never acts on a view older than its own last writes.
 * Errors and stale writes (409) back off exponentially per job (never a hot loop).
@@ -33,6 +35,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from t9k_operator.errors import ApiError
+from t9k_operator.events import EventRecorder
 from t9k_operator.informer import Informer, WatchSource, resource_version
 from t9k_operator.logs import fields
 from t9k_operator.sshkeys import generate_ssh_key
@@ -110,6 +113,9 @@ class ControllerMetrics(QueueMetrics, Protocol):
 
     def launched(self, kind: str, seconds: float) -> None:
         """A job of `kind` reached Running `seconds` after its creation."""
+
+    def events_dropped(self, count: int) -> None:
+        """`count` Events were dropped: the background recorder's queue was full."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +208,9 @@ class Controller:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.passes = 0
+        self.events = EventRecorder(
+            cluster.record_events, on_drop=metrics.events_dropped if metrics else None
+        )
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -235,6 +244,7 @@ class Controller:
         for informer in self.jobs.values():  # events before the sync already added most keys
             for job in informer.store.objects():
                 self.queue.add(_job_key(job))
+        self.events.start()
         for n in range(self.settings.workers):
             self._spawn(f"worker-{n}", self._work)
         self._spawn("resync", self._resync)
@@ -249,6 +259,8 @@ class Controller:
         for thread in self._threads:
             if thread.name.startswith("worker-"):
                 thread.join(max(0.0, deadline - time.monotonic()))
+        # The workers are done: write the Events they queued (what is left of the timeout).
+        self.events.stop(max(1.0, deadline - time.monotonic()))
 
     def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)
@@ -567,10 +579,8 @@ class Controller:
             # Only what happened: "Created pod x" needs the create of x to have gone through.
             events = [e for e in plan.events if e.after is None or e.after in done]
             if events:
-                try:
-                    self.cluster.record_events(job, events)
-                except ApiError as err:  # Events are informative: never block the job on them
-                    log.warning("recording events failed: %s", err, extra=fields(job=job_ref))
+                # Queued, not written here: Events are informative and never hold up the job.
+                self.events.record(job, events)
                 for event in events:
                     actions.append(f"event {event.reason}")
                     log.info(
