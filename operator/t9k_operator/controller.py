@@ -57,6 +57,7 @@ from t9k_sdk._kube.resources import (
     resource_for,
 )
 from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, names, ownership
+from t9k_sdk.reconcile.observe import trim_pod
 
 __all__ = [
     "SSH_KINDS",
@@ -203,6 +204,8 @@ class Controller:
                 namespace=settings.namespace,
                 label_selector=names.MANAGED_SELECTOR,
                 handler=self._on_child,
+                # Pods: only the spec fields the core reads (their spec is most of their bytes).
+                trim=trim_pod if r is PODS else None,
             )
             for r in CHILD_RESOURCES
         }
