@@ -186,7 +186,8 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
             context=options.context,
             qps=options.qps,
             burst=options.burst,
-            connections=len(JOB_RESOURCES) + 5 + options.workers + 4,
+            # watches, workers, the shared pool of parallel creates, Events and leases
+            connections=len(JOB_RESOURCES) + 5 + options.workers + Settings.parallel_creates + 4,
             identity=identity,
             observe=metrics.observe_request,
         )

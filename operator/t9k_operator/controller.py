@@ -8,7 +8,11 @@
 * Children are found through their controller owner reference (uid), events on them wake their
   owner (`names.owner_of`).
 * A plan is carried out in the order status -> deletes -> updates -> creates -> events; Events
-  are recorded only after the status write succeeded.
+  are recorded only after the status write succeeded. Creates go out in client-go's slow-start
+  batches (1, 2, 4, ... up to `Settings.parallel_creates`, on a pool shared by the workers): the
+  children that are not pods first, then the pods; a batch with a refused or blocked create is
+  the last. Events are written by a background recorder (`t9k_operator.events`: a bounded
+  queue and one thread, dropping on overflow), so a pass never waits for them.
 * After a pass writes, the next pass of that job waits until the caches have seen those writes
   (client-go's "expectations"), so a pass never acts on a view older than its own last writes.
 * Errors and stale writes (409) back off exponentially per job (never a hot loop).
@@ -27,12 +31,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from t9k_operator.errors import ApiError
+from t9k_operator.events import EventRecorder
 from t9k_operator.informer import Informer, WatchSource, resource_version
 from t9k_operator.logs import fields
 from t9k_operator.sshkeys import generate_ssh_key
@@ -51,6 +57,7 @@ from t9k_sdk._kube.resources import (
     resource_for,
 )
 from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, names, ownership
+from t9k_sdk.reconcile.observe import trim_pod
 
 __all__ = [
     "SSH_KINDS",
@@ -111,6 +118,9 @@ class ControllerMetrics(QueueMetrics, Protocol):
     def launched(self, kind: str, seconds: float) -> None:
         """A job of `kind` reached Running `seconds` after its creation."""
 
+    def events_dropped(self, count: int) -> None:
+        """`count` Events were dropped: the background recorder's queue was full."""
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -123,6 +133,10 @@ class Settings:
     """Delay before retrying a job whose pass failed: doubles per failure, up to the cap."""
     expectation_timeout: float = 30.0
     """How long a pass waits for the caches to show the previous pass's writes."""
+    parallel_creates: int = 16
+    """Most creates of one job sent at once (client-go's slow-start batches 1, 2, 4, ... up to
+    this), on a pool of this many threads shared by the workers; 1: one at a time. The rate
+    limiter (`--qps`) still bounds the total."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +204,8 @@ class Controller:
                 namespace=settings.namespace,
                 label_selector=names.MANAGED_SELECTOR,
                 handler=self._on_child,
+                # Pods: only the spec fields the core reads (their spec is most of their bytes).
+                trim=trim_pod if r is PODS else None,
             )
             for r in CHILD_RESOURCES
         }
@@ -202,6 +218,14 @@ class Controller:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self.passes = 0
+        self._pool = (
+            ThreadPoolExecutor(settings.parallel_creates, thread_name_prefix="create")
+            if settings.parallel_creates > 1
+            else None
+        )
+        self.events = EventRecorder(
+            cluster.record_events, on_drop=metrics.events_dropped if metrics else None
+        )
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -235,6 +259,7 @@ class Controller:
         for informer in self.jobs.values():  # events before the sync already added most keys
             for job in informer.store.objects():
                 self.queue.add(_job_key(job))
+        self.events.start()
         for n in range(self.settings.workers):
             self._spawn(f"worker-{n}", self._work)
         self._spawn("resync", self._resync)
@@ -249,6 +274,10 @@ class Controller:
         for thread in self._threads:
             if thread.name.startswith("worker-"):
                 thread.join(max(0.0, deadline - time.monotonic()))
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        # The workers are done: write the Events they queued (what is left of the timeout).
+        self.events.stop(max(1.0, deadline - time.monotonic()))
 
     def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)
@@ -523,42 +552,59 @@ class Controller:
                 expect.present.append((resource, namespace, obj_name, resource_version(manifest)))
                 did("update", f"{resource.kind}/{obj_name}", update.reason)
 
-            # Children come before the pods that mount them: the first create that is refused,
-            # or that finds someone else's object under the name, ends the creates.
-            for manifest in plan.create:
-                resource = _resource_of(manifest)
-                obj_name = o.meta(manifest).name
-                what = f"{resource.kind}/{obj_name}"
-                try:
-                    created = self.cluster.create(manifest, namespace)
-                except ApiError as err:
-                    if not err.permanent:
-                        raise
-                    refused = True
-                    self._remember_failure(key, _failure("create", resource, obj_name, err))
-                    did("create refused", what, err.message, status=err.status)
+            # Children come before the pods that mount them: every other child first, then the
+            # pods, each group in slow-start batches; the first create that is refused, or that
+            # finds someone else's object under the name, ends the creates after its batch.
+            for group in _create_groups(plan.create):
+                stop = False
+                for batch in self._slow_start(group):
+                    outcomes = self._attempt_creates(namespace, job_uid, batch)
+                    error: ApiError | None = None
+                    for manifest, tried in zip(batch, outcomes, strict=True):
+                        if isinstance(tried, ApiError):
+                            error = error or tried
+                            continue
+                        resource = _resource_of(manifest)
+                        obj_name = o.meta(manifest).name
+                        what = f"{resource.kind}/{obj_name}"
+                        result, detail = tried
+                        if result == "created":
+                            self._forget_failure(key, "create", resource.kind, obj_name)
+                            expect.present.append((resource, namespace, obj_name, ""))
+                            done.add(f"create {what}")
+                            did("create", what)
+                        elif result == "exists":
+                            did("create (exists)", what)
+                        elif result == "gone":  # deleted in between: look again next pass
+                            conflicts += 1
+                            stop = True
+                            did("create (exists, then gone)", what)
+                        elif result == "refused":
+                            assert isinstance(detail, ApiError)
+                            refused = stop = True
+                            self._remember_failure(
+                                key, _failure("create", resource, obj_name, detail)
+                            )
+                            did("create refused", what, detail.message, status=detail.status)
+                        else:  # "foreign"
+                            assert isinstance(detail, Mapping)
+                            refused = stop = True
+                            with self._expect_lock:
+                                self._foreign.setdefault(key, {})[(resource.kind, obj_name)] = (
+                                    resource,
+                                    _metadata_only(resource, detail),
+                                )
+                            did(
+                                "create blocked",
+                                what,
+                                ownership.conflict_message(resource.kind, detail),
+                            )
+                    if error is not None:
+                        raise error
+                    if stop:
+                        break
+                if stop:
                     break
-                if created is not None:
-                    self._forget_failure(key, "create", resource.kind, obj_name)
-                    expect.present.append((resource, namespace, obj_name, ""))
-                    done.add(f"create {what}")
-                    did("create", what)
-                    continue
-                existing = self.cluster.get(resource, namespace, obj_name)
-                if existing is None:  # deleted in between: look again next pass
-                    conflicts += 1
-                    did("create (exists, then gone)", what)
-                    break
-                if not ownership.owned_by(existing, job_uid):
-                    refused = True
-                    with self._expect_lock:
-                        self._foreign.setdefault(key, {})[(resource.kind, obj_name)] = (
-                            resource,
-                            _metadata_only(resource, existing),
-                        )
-                    did("create blocked", what, ownership.conflict_message(resource.kind, existing))
-                    break
-                did("create (exists)", what)
         finally:
             if expect.present or expect.absent:
                 with self._expect_lock:
@@ -567,10 +613,8 @@ class Controller:
             # Only what happened: "Created pod x" needs the create of x to have gone through.
             events = [e for e in plan.events if e.after is None or e.after in done]
             if events:
-                try:
-                    self.cluster.record_events(job, events)
-                except ApiError as err:  # Events are informative: never block the job on them
-                    log.warning("recording events failed: %s", err, extra=fields(job=job_ref))
+                # Queued, not written here: Events are informative and never hold up the job.
+                self.events.record(job, events)
                 for event in events:
                     actions.append(f"event {event.reason}")
                     log.info(
@@ -582,6 +626,50 @@ class Controller:
 
         outcome = "refused" if refused else "conflict" if conflicts else "done"
         return PassResult(outcome, plan, tuple(actions))
+
+    def _slow_start(self, manifests: Sequence[Manifest]) -> Iterator[Sequence[Manifest]]:
+        """client-go's slow start: batches of 1, 2, 4, ... up to `parallel_creates`."""
+        size, start = 1, 0
+        while start < len(manifests):
+            yield manifests[start : start + size]
+            start += size
+            size = min(size * 2, max(1, self.settings.parallel_creates))
+
+    def _attempt_creates(
+        self, namespace: str, job_uid: str, batch: Sequence[Manifest]
+    ) -> list[_CreateOutcome | ApiError]:
+        """Send the creates of one batch at once (on the shared pool); their outcomes in order.
+        A transient error is returned, not raised, so the batch's successes are still counted."""
+
+        def attempt(manifest: Manifest) -> _CreateOutcome | ApiError:
+            try:
+                return self._attempt_create(namespace, job_uid, manifest)
+            except ApiError as err:
+                return err
+
+        if self._pool is None or len(batch) == 1:
+            return [attempt(m) for m in batch]
+        return list(self._pool.map(attempt, batch))
+
+    def _attempt_create(self, namespace: str, job_uid: str, manifest: Manifest) -> _CreateOutcome:
+        """Create one child: "created", "exists" (ours already), "gone" (exists, then gone),
+        "refused" (with the ApiError), "foreign" (with the object holding the name)."""
+        resource = _resource_of(manifest)
+        obj_name = o.meta(manifest).name
+        try:
+            created = self.cluster.create(manifest, namespace)
+        except ApiError as err:
+            if not err.permanent:
+                raise
+            return ("refused", err)
+        if created is not None:
+            return ("created", None)
+        existing = self.cluster.get(resource, namespace, obj_name)
+        if existing is None:
+            return ("gone", None)
+        if not ownership.owned_by(existing, job_uid):
+            return ("foreign", existing)
+        return ("exists", None)
 
     def _observe_launch(self, key: JobKey, job: Manifest, status: Mapping[str, Any]) -> None:
         """The status just written moves the job from Pending (or no status) to Running: its
@@ -633,6 +721,17 @@ class Controller:
     def _store(self, resource: Resource) -> Any:
         informer = self.jobs.get(resource.kind) or self.children[resource.kind]
         return informer.store
+
+
+_CreateOutcome = tuple[str, "ApiError | Manifest | None"]
+
+
+def _create_groups(creates: Sequence[Manifest]) -> list[Sequence[Manifest]]:
+    """The plan's creates as [every child that is not a pod, the pods], each in plan order: the
+    config maps, secrets, services and pod group a pod needs exist before any pod is sent."""
+    others = [m for m in creates if o.kind(m) != PODS.kind]
+    pods = [m for m in creates if o.kind(m) == PODS.kind]
+    return [group for group in (others, pods) if group]
 
 
 def _failure(action: str, resource: Resource, name: str, err: ApiError) -> ChildFailure:

@@ -88,7 +88,9 @@ def _interned(value: Any) -> Any:
 class Store:
     """A thread-safe cache of objects by (namespace, name), indexed by controller owner uid."""
 
-    def __init__(self) -> None:
+    def __init__(self, trim: Callable[[Manifest], Manifest] | None = None) -> None:
+        self._trim = trim
+        """Applied to each object before it is kept (the operator keeps only what it reads)."""
         self._lock = threading.Lock()
         self._objects: dict[ObjectKey, Manifest] = {}
         self._by_owner: dict[str, set[ObjectKey]] = {}
@@ -118,6 +120,8 @@ class Store:
         have written its status (client-go informers drop them the same way). The keys of its
         mappings are interned: the JSON decoder makes new key strings for every object, and
         with thousands of cached pods the copies of "metadata", "containers", ... add up."""
+        if self._trim is not None:
+            obj = self._trim(obj)
         meta = obj.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:
             obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
@@ -195,6 +199,8 @@ class Informer:
     label_selector: str | None = None
     handler: Handler | None = None
     backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=30.0))
+    trim: Callable[[Manifest], Manifest] | None = None
+    """What the store keeps of each object (e.g. `t9k_sdk.reconcile.observe.trim_pod`)."""
     watch_timeout: tuple[int, int] = field(default_factory=lambda: _watch_timeout())
     """The server ends each watch after a random number of seconds in this range."""
     min_watch_seconds: InitVar[float] = 1.0
@@ -207,6 +213,8 @@ class Informer:
     _loop: ListWatch = field(init=False)
 
     def __post_init__(self, min_watch_seconds: float, clock: Callable[[], float]) -> None:
+        if self.trim is not None:
+            self.store = Store(self.trim)
         self._loop = ListWatch(
             self._list,
             self._watch,

@@ -214,6 +214,12 @@ class OperatorMetrics:
             buckets=LAUNCH_BUCKETS,
             registry=r,
         )
+        self.events_dropped_total = Counter(
+            f"{PREFIX}_events_dropped_total",
+            "Events not recorded because the background recorder's queue was full"
+            " (the API server took them slower than the jobs made them).",
+            registry=r,
+        )
         build = GaugeMetricFamily(
             f"{PREFIX}_build_info",
             "Always 1; the labels say which operator and Python run.",
@@ -262,6 +268,9 @@ class OperatorMetrics:
     def observe_request(self, method: str, status: int) -> None:
         """The transport's `observe` hook: one request answered with `status` (0: no answer)."""
         self.requests.labels(str(status), method.upper()).inc()
+
+    def events_dropped(self, count: int) -> None:
+        self.events_dropped_total.inc(count)
 
     def reconciled(self, kind: str, result: str, seconds: float) -> None:
         self.reconcile_total.labels(kind, result).inc()

@@ -9,7 +9,7 @@ from typing import Any
 from t9k_sdk import _objects as o
 from t9k_sdk.models import ContainerState, ReplicaPhase
 
-__all__ = ["ContainerView", "PodView", "observe_pod"]
+__all__ = ["ContainerView", "PodView", "observe_pod", "trim_pod"]
 
 # Container waiting reasons that mean "this will not start by itself": surfaced in conditions.
 STUCK_REASONS = frozenset(
@@ -151,3 +151,23 @@ def observe_pod(pod: Mapping[str, Any]) -> PodView:
         stuck=stuck,
         annotations=meta.annotations,
     )
+
+
+def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """`pod` with only the part of its `spec` the core reads (`nodeName`, the containers'
+    names); metadata and status stay whole. What the operator's cache keeps of a pod: the rest
+    of the spec (images, commands, environment, volumes, ...) is most of a pod's bytes, and the
+    core's answer is the same on the trimmed pod (tests/reconcile/test_trim.py)."""
+    spec = o.spec(pod)
+    if not spec:
+        return dict(pod)
+    lean: dict[str, Any] = {}
+    if "nodeName" in spec:
+        lean["nodeName"] = spec["nodeName"]
+    containers = spec.get("containers")
+    if isinstance(containers, list):
+        lean["containers"] = [
+            {"name": c.get("name")} if isinstance(c, Mapping) and "name" in c else {}
+            for c in containers
+        ]
+    return {**pod, "spec": lean}

@@ -364,3 +364,97 @@ def test_a_refusal_is_forgotten_once_the_job_no_longer_wants_that_object() -> No
     controller.reconcile_key(KEY)
     controller.reconcile_key(KEY)
     assert core.seen[-1][1].failures == ()
+
+
+class NameFailingCluster(FakeCluster):
+    """Fails the creates of the names in `fail_names` with the given ApiError."""
+
+    def __init__(self, fail_names: Mapping[str, ApiError]) -> None:
+        super().__init__()
+        self.fail_names = dict(fail_names)
+
+    def create(self, manifest: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
+        name = f"{manifest['kind']}/{manifest['metadata']['name']}"
+        if name in self.fail_names:
+            self.calls.append(("create", name))
+            raise self.fail_names[name]
+        return super().create(manifest, namespace)
+
+
+def child_manifest(kind: str, name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": kind, "metadata": {"name": name}}
+
+
+def make_failing(plan: Plan, fail_names: Mapping[str, ApiError], **settings: Any) -> Any:
+    cluster, core = NameFailingCluster(fail_names), Core(plan)
+    controller = Controller(cluster, core, Settings(**settings), now=lambda: NOW)
+    return controller, cluster
+
+
+# Services interleaved with the pods that need them, as a plan may list them.
+INTERLEAVED = Plan(
+    create=(
+        child_manifest("ConfigMap", "demo-config"),
+        *[
+            m
+            for n in range(6)
+            for m in (
+                child_manifest("Service", f"demo-worker-{n}"),
+                pod_manifest(f"demo-worker-{n}"),
+            )
+        ],
+    ),
+)
+
+
+@pytest.mark.parametrize("parallel", [1, 4, 16])
+def test_every_child_that_is_not_a_pod_is_created_before_any_pod(parallel: int) -> None:
+    controller, cluster = make_failing(INTERLEAVED, {}, parallel_creates=parallel)
+    controller.jobs["GenericJob"].store.put(job())
+    assert controller.reconcile_key(KEY).outcome == "done"
+    created = [name for action, name in cluster.calls if action == "create"]
+    assert len(created) == 13
+    first_pod = next(i for i, name in enumerate(created) if name.startswith("Pod/"))
+    assert all(not name.startswith("Pod/") for name in created[:first_pod])
+    assert all(name.startswith("Pod/") for name in created[first_pod:])
+
+
+def test_creates_go_out_in_slow_start_batches_and_a_refusal_ends_them_after_its_batch() -> None:
+    pods = tuple(pod_manifest(f"demo-worker-{n}") for n in range(12))
+    refused = ApiError(403, "Forbidden", "exceeded quota")
+    # batches: [0], [1, 2], [3, 4, 5, 6], [7..11]; worker-4 is refused in the third batch
+    controller, cluster = make_failing(
+        Plan(create=pods), {"Pod/demo-worker-4": refused}, parallel_creates=16
+    )
+    controller.jobs["GenericJob"].store.put(job())
+    result = controller.reconcile_key(KEY)
+    assert result.outcome == "refused"
+    created = {name for action, name in cluster.calls if action == "create"}
+    assert created == {f"Pod/demo-worker-{n}" for n in range(7)}  # the batch completes, no more
+    assert "create refused Pod/demo-worker-4" in result.actions
+    assert sum(a.startswith("create Pod/") for a in result.actions) == 6
+
+
+def test_a_transient_error_in_a_batch_fails_the_pass_but_its_creates_still_count() -> None:
+    pods = tuple(pod_manifest(f"demo-worker-{n}") for n in range(3))
+    events = tuple(
+        Event(
+            "Normal",
+            "SuccessfulCreatePod",
+            f"Created pod: {m['metadata']['name']}",
+            f"create Pod/{m['metadata']['name']}",
+        )
+        for m in pods
+    )
+    controller, cluster = make_failing(
+        Plan(create=pods, events=events),
+        {"Pod/demo-worker-2": ApiError(503, "ServiceUnavailable")},
+        parallel_creates=16,
+    )
+    controller.jobs["GenericJob"].store.put(job())
+    with pytest.raises(ApiError):
+        controller.reconcile_key(KEY)
+    assert sorted(e.message for e in cluster.events) == [
+        "Created pod: demo-worker-0",
+        "Created pod: demo-worker-1",
+    ]

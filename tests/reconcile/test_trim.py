@@ -1,0 +1,86 @@
+"""The operator's pod cache keeps only the spec fields the core reads (`trim_pod`): on trimmed
+pods the core must plan exactly what it plans on whole ones, in every state the fuzz campaign
+reaches (Hypothesis, over tests/reconcile/test_fuzz.py's jobs and pod happenings)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from t9k_sdk.reconcile import reconcile
+from t9k_sdk.reconcile.observe import observe_pod, trim_pod
+from tests.reconcile.sim import Sim
+from tests.reconcile.test_fuzz import EVENT, _set_pause, _valid, job_manifest
+
+
+def _same_answer(sim: Sim) -> None:
+    observed = sim.observed()
+    trimmed = dataclasses.replace(observed, pods=tuple(trim_pod(p) for p in observed.pods))
+    for whole, lean in zip(observed.pods, trimmed.pods, strict=True):
+        assert observe_pod(lean) == observe_pod(whole)
+        assert lean["metadata"] == whole["metadata"]
+        assert lean.get("status") == whole.get("status")
+    assert reconcile(sim.job, trimmed, now=sim.now) == reconcile(sim.job, observed, now=sim.now)
+
+
+def _step(sim: Sim) -> None:
+    _same_answer(sim)
+    sim.step()
+    sim.drain_deletions()
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(job=job_manifest(), events=st.lists(EVENT, max_size=10))
+def test_the_core_plans_the_same_on_trimmed_pods(
+    job: dict[str, Any], events: list[tuple[str, int, int]]
+) -> None:
+    if not _valid(job):
+        return
+    sim = Sim(job)
+    sim.ssh_key = ("-----BEGIN OPENSSH PRIVATE KEY-----\nx\n", "ssh-ed25519 AAAA fuzz")
+    for _ in range(3):
+        _step(sim)
+    for action, which, code in events:
+        names = sorted(sim.pods)
+        if action in ("pause", "resume"):
+            _set_pause(sim, action == "pause")
+        elif action == "drain":
+            sim.drain_deletions()
+        elif names:
+            name = names[which % len(names)]
+            if action == "run":
+                sim.run(name)
+            elif action == "finish":
+                sim.finish(name, code)
+            elif action == "vanish":
+                sim.vanish(name)
+            else:
+                sim.unschedulable(name, "0/4 nodes are available")
+        _step(sim)
+        _step(sim)
+
+
+def test_trimming_keeps_what_the_core_reads_and_drops_the_rest() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "uid": "u"},
+        "spec": {
+            "nodeName": "node-1",
+            "containers": [{"name": "main", "image": "x", "env": [{"name": "A", "value": "1"}]}],
+            "volumes": [{"name": "v", "emptyDir": {}}],
+        },
+        "status": {"phase": "Running"},
+    }
+    lean = trim_pod(pod)
+    assert lean["spec"] == {"nodeName": "node-1", "containers": [{"name": "main"}]}
+    assert lean["metadata"] == pod["metadata"]
+    assert lean["status"] == pod["status"]
+    assert pod["spec"]["volumes"]  # the original is not changed
