@@ -168,6 +168,25 @@ def _set_pause(sim: Sim, enabled: bool) -> None:
     sim.job["metadata"]["generation"] = int(sim.job["metadata"].get("generation") or 1) + 1
 
 
+def apply_event(sim: Sim, action: str, which: int, code: int) -> None:
+    """Carry out one fuzzed event (an EVENT tuple) on the simulated cluster."""
+    names = sorted(sim.pods)
+    if action in ("pause", "resume"):
+        _set_pause(sim, action == "pause")
+    elif action == "drain":
+        sim.drain_deletions()
+    elif names:
+        name = names[which % len(names)]
+        if action == "run":
+            sim.run(name)
+        elif action == "finish":
+            sim.finish(name, code)
+        elif action == "vanish":
+            sim.vanish(name)
+        else:
+            sim.unschedulable(name, "0/4 nodes are available")
+
+
 @settings(
     max_examples=200,
     deadline=None,
@@ -183,20 +202,6 @@ def test_unusual_jobs_settle_without_churn_and_names_fit(
     sim.ssh_key = ("-----BEGIN OPENSSH PRIVATE KEY-----\nx\n", "ssh-ed25519 AAAA fuzz")
     _settle(sim)
     for action, which, code in events:
-        names = sorted(sim.pods)
-        if action in ("pause", "resume"):
-            _set_pause(sim, action == "pause")
-        elif action == "drain":
-            sim.drain_deletions()
-        elif names:
-            name = names[which % len(names)]
-            if action == "run":
-                sim.run(name)
-            elif action == "finish":
-                sim.finish(name, code)
-            elif action == "vanish":
-                sim.vanish(name)
-            else:
-                sim.unschedulable(name, "0/4 nodes are available")
+        apply_event(sim, action, which, code)
         _settle(sim)
     sim.now += timedelta(seconds=1)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from t9k_sdk.reconcile import reconcile
 from t9k_sdk.reconcile.observe import observe_pod, trim_pod
 from tests.reconcile.sim import Sim
-from tests.reconcile.test_fuzz import EVENT, _set_pause, _valid, job_manifest
+from tests.reconcile.test_fuzz import EVENT, _valid, apply_event, job_manifest
 
 
 def _same_answer(sim: Sim) -> None:
@@ -48,21 +48,7 @@ def test_the_core_plans_the_same_on_trimmed_pods(
     for _ in range(3):
         _step(sim)
     for action, which, code in events:
-        names = sorted(sim.pods)
-        if action in ("pause", "resume"):
-            _set_pause(sim, action == "pause")
-        elif action == "drain":
-            sim.drain_deletions()
-        elif names:
-            name = names[which % len(names)]
-            if action == "run":
-                sim.run(name)
-            elif action == "finish":
-                sim.finish(name, code)
-            elif action == "vanish":
-                sim.vanish(name)
-            else:
-                sim.unschedulable(name, "0/4 nodes are available")
+        apply_event(sim, action, which, code)
         _step(sim)
         _step(sim)
 
