@@ -18,7 +18,7 @@ source "$here/versions.sh"
 source "$here/build-common.sh"
 build_setup ensure-binaries "$T9K_BIN_DIR" "the test cluster binaries" "$@"
 
-build_k8s() {
+k8s_ldflags() {
   local v="$K8S_VERSION" maj min ldf p
   maj="${v#v}"; maj="${maj%%.*}"
   min="${v#v*.}"; min="${min%%.*}"
@@ -29,10 +29,20 @@ build_k8s() {
     ldf="$ldf -X $p.gitVersion=$v -X $p.gitMajor=$maj -X $p.gitMinor=$min"
     ldf="$ldf -X $p.gitTreeState=clean -X $p.gitCommit=unknown -X $p.buildDate=2000-01-01T00:00:00Z"
   done
-  (cd "$here/gobuild/k8s" && go build -ldflags "$ldf" -o "$bin_dir/" \
+  echo "$ldf"
+}
+
+build_k8s() {
+  (cd "$here/gobuild/k8s" && go build -ldflags "$(k8s_ldflags)" -o "$bin_dir/" \
     k8s.io/kubernetes/cmd/kube-apiserver \
     k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler)
+}
+
+# kubectl (with its built-in kustomize) checks the GitOps install files: `kubectl kustomize` and
+# `kubectl apply --server-side --dry-run=server` against the test cluster.
+build_kubectl() {
+  (cd "$here/gobuild/kubectl" && go build -ldflags "$(k8s_ldflags)" -o "$bin_dir/kubectl" k8s.io/kubernetes/cmd/kubectl)
 }
 
 build_etcd() {
@@ -46,10 +56,12 @@ build_kwok() {
 ensure "etcd $ETCD_VERSION" build_etcd etcd
 ensure "kubernetes $K8S_VERSION" build_k8s kube-apiserver kube-controller-manager kube-scheduler
 ensure "kwok $KWOK_VERSION" build_kwok kwok
+ensure "kubectl $K8S_VERSION" build_kubectl kubectl
 
 printf '%-26s %s\n' "etcd" "$("$bin_dir/etcd" --version | head -n1)"
 for b in kube-apiserver kube-controller-manager kube-scheduler; do
   printf '%-26s %s\n' "$b" "$("$bin_dir/$b" --version)"
 done
+printf '%-26s %s\n' "kubectl" "$("$bin_dir/kubectl" version --client | head -n1)"
 printf '%-26s %s\n' "kwok" "$("$bin_dir/kwok" --version 2>&1 | head -n1)"
 echo "$bin_dir"
