@@ -38,7 +38,7 @@ lint: $(STAMP) ## black --check, ruff, mypy --strict, import-layer contracts
 	$(BIN)/lint-imports
 
 .PHONY: binaries
-binaries: cluster-binaries pulumi-binaries ## Build (or reuse) every binary the tests need
+binaries: cluster-binaries pulumi-binaries gitops-binaries ## Build (or reuse) every binary the tests need
 
 .PHONY: cluster-binaries
 cluster-binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
@@ -47,6 +47,10 @@ cluster-binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-mana
 .PHONY: pulumi-binaries
 pulumi-binaries: ## Build (or reuse) the Pulumi CLI, its Python language host and the Kubernetes provider
 	tools/ensure-pulumi-binaries.sh
+
+.PHONY: gitops-binaries
+gitops-binaries: ## Build (or reuse) helm, kstatus and the Lua runner the GitOps tests use; fetch Argo CD's and Flux's CRDs
+	tools/ensure-gitops-binaries.sh
 
 .PHONY: cluster-up
 cluster-up: $(STAMP) cluster-binaries ## Start (or reuse) the local control plane in .cluster/ (KUBECONFIG=.cluster/kubeconfig)

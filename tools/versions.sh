@@ -25,3 +25,21 @@ export PULUMI_VERSION PULUMI_K8S_VERSION T9K_PULUMI_BIN_DIR
 TRAINING_OPERATOR_VERSION=v1.8.1
 T9K_BENCH_BIN_DIR="$T9K_CACHE_ROOT/bin/training-operator-${TRAINING_OPERATOR_VERSION}_${GO_LINE:-go}"
 export TRAINING_OPERATOR_VERSION T9K_BENCH_BIN_DIR
+
+# --- GitOps tools the tests run (tools/ensure-gitops-binaries.sh), each in its own cache directory ---
+# Helm (the chart in deploy/helm is linted, templated and installed with it), kstatus from
+# sigs.k8s.io/cli-utils (what Flux and kpt read job health with), and a Lua runner for the Argo CD
+# health checks. Built from wrapper modules in tools/gobuild/<name>. Argo CD's and Flux's CRDs are
+# taken from their Go modules at these versions.
+HELM_VERSION=v3.22.0
+CLI_UTILS_VERSION=v0.37.2
+GOPHER_LUA_VERSION=v1.1.2
+ARGOCD_VERSION=v3.6.1
+FLUX_KUSTOMIZE_VERSION=v1.10.1
+FLUX_SOURCE_VERSION=v1.10.1
+T9K_HELM_BIN_DIR="$T9K_CACHE_ROOT/bin/helm-${HELM_VERSION}_${GO_LINE:-go}"
+T9K_KSTATUS_BIN_DIR="$T9K_CACHE_ROOT/bin/kstatus-${CLI_UTILS_VERSION}_${GO_LINE:-go}"
+T9K_LUA_BIN_DIR="$T9K_CACHE_ROOT/bin/argocd-lua-${GOPHER_LUA_VERSION}_${GO_LINE:-go}"
+T9K_GITOPS_CRDS_DIR="$T9K_CACHE_ROOT/crds/argocd-${ARGOCD_VERSION}_flux-${FLUX_KUSTOMIZE_VERSION}-${FLUX_SOURCE_VERSION}"
+export HELM_VERSION CLI_UTILS_VERSION GOPHER_LUA_VERSION ARGOCD_VERSION FLUX_KUSTOMIZE_VERSION \
+  FLUX_SOURCE_VERSION T9K_HELM_BIN_DIR T9K_KSTATUS_BIN_DIR T9K_LUA_BIN_DIR T9K_GITOPS_CRDS_DIR
