@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,23 +108,31 @@ def downstream(tmp_path: Path, resource: Path, body: str) -> Path:
     return directory
 
 
-@contextlib.contextmanager
-def existing_namespaces(core_v1: client.CoreV1Api, *names: str) -> Iterator[None]:
-    """`names` exist for the block; the ones created here are deleted after it."""
-    created = []
-    for name in names:
+def _ensure_namespace(core_v1: client.CoreV1Api, name: str) -> bool:
+    """`name` exists (and is not being deleted) afterwards; True if it was created here."""
+    deadline = time.monotonic() + 120
+    while True:
         try:
-            core_v1.read_namespace(name)
+            found = core_v1.read_namespace(name)
         except client.ApiException as err:
             if err.status != 404:
                 raise
             core_v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-            created.append(name)
-    try:
-        yield
-    finally:
-        for name in created:
-            core_v1.delete_namespace(name, propagation_policy="Background")
+            return True
+        if found.status.phase != "Terminating":
+            return False
+        assert time.monotonic() < deadline, f"namespace {name} stays Terminating"
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def install_namespaces(core_v1: client.CoreV1Api) -> Iterator[None]:
+    """The namespaces the committed overlays name (`t9k-system`, the placeholder `team-a`)
+    exist for this module: a dry run creates nothing, so the objects need them already."""
+    created = [name for name in ("t9k-system", "team-a") if _ensure_namespace(core_v1, name)]
+    yield
+    for name in created:
+        core_v1.delete_namespace(name, propagation_policy="Background")
 
 
 # -- kustomize ---------------------------------------------------------------------------------
@@ -207,18 +216,16 @@ def test_namespace_on_top_of_the_namespace_scoped_overlay_moves_the_role_as_the_
 
 
 @pytest.mark.parametrize("tree", ["overlays/cluster-wide", "overlays/namespace-scoped"])
+@pytest.mark.usefixtures("install_namespaces")
 def test_each_overlay_passes_a_server_side_dry_run(
-    kubectl: Path, kubeconfig: Path, core_v1: client.CoreV1Api, tree: str
+    kubectl: Path, kubeconfig: Path, tree: str
 ) -> None:
     rendered = _run(kubectl, "kustomize", KUSTOMIZE / tree).stdout
-    # A dry run creates nothing, so the namespaces the objects go into must exist already: the
-    # operator's (the install's first object) and, namespace-scoped, the watched one.
-    with existing_namespaces(core_v1, "t9k-system", "team-a"):
-        proc = subprocess.run(
-            [str(kubectl), "--kubeconfig", str(kubeconfig), "apply", "--server-side",
-             "--dry-run=server", "--field-manager=t9k-install-test", "-f", "-"],
-            input=rendered, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+    proc = subprocess.run(
+        [str(kubectl), "--kubeconfig", str(kubeconfig), "apply", "--server-side",
+         "--dry-run=server", "--field-manager=t9k-install-test", "-f", "-"],
+        input=rendered, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     applied = proc.stdout.splitlines()
     assert len(applied) == len(t9k_install()), applied
