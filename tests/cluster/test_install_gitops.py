@@ -424,9 +424,10 @@ def test_create_namespace_in_helms_own_release_namespace_is_refused_with_the_way
 
 
 @pytest.mark.parametrize("watch", [False, True], ids=["cluster-wide", "namespace-scoped"])
-def test_helm_install_and_uninstall_for_real(
+def test_helm_install_upgrade_and_uninstall_for_real(
     helm: Path,
     helm_env: dict[str, str],
+    kubectl: Path,
     kubeconfig: Path,
     api_client: client.ApiClient,
     core_v1: client.CoreV1Api,
@@ -456,6 +457,23 @@ def test_helm_install_and_uninstall_for_real(
             rbac.read_cluster_role("t9k-operator")
         status = _run(helm, "status", release, *helm_args, env=helm_env).stdout
         assert "STATUS: deployed" in status
+
+        # the upgrade of docs/operator/install.md: the CRDs by hand, then helm upgrade
+        crds = _run(helm, "show", "crds", CHART, env=helm_env).stdout
+        proc = subprocess.run(
+            [str(kubectl), "--kubeconfig", str(kubeconfig), "apply", "--server-side",
+             "--field-manager=t9k-install-test", "-f", "-"],
+            input=crds, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.count("customresourcedefinition") == 3
+        _run(
+            helm, "upgrade", release, CHART, *helm_args, "--reuse-values",
+            "--set", "replicas=2", env=helm_env,
+        )  # fmt: skip
+        deployment = apps.read_namespaced_deployment("t9k-operator", operator_ns)
+        assert deployment.spec.replicas == 2
+        assert deployment.spec.template.spec.containers[0].image == "t9k-operator:9.9"
 
         _run(helm, "uninstall", release, *helm_args, "--wait", env=helm_env)
         with pytest.raises(client.ApiException) as gone:
