@@ -550,3 +550,25 @@ def test_a_foreign_cluster_role_with_our_name_is_neither_taken_over_nor_changed(
                 delete("t9k-operator")
         with contextlib.suppress(client.ApiException):
             core_v1.delete_namespace(operator_ns, propagation_policy="Background")
+
+
+def test_trees_generated_with_options_render_what_t9k_sdk_install_prints_with_them(
+    kubectl: Path, helm: Path, helm_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`t9k-sdk install --kustomize/--helm-chart DIR` with your options: the tree's defaults are
+    those options."""
+    options = ("--image", "registry.example.com/op:2.1", "--namespace", "ops")
+    watch = ("--watch-namespace", "ml-jobs")
+    cli = (sys.executable, "-m", "t9k_sdk.cli", "install")
+    _run(*cli, "--kustomize", tmp_path / "k", *options, *watch)
+    _run(*cli, "--helm-chart", tmp_path / "chart", *options)
+    assert_same_objects(kustomize(kubectl, tmp_path / "k" / "base"), t9k_install(*options))
+    assert_same_objects(
+        kustomize(kubectl, tmp_path / "k" / "overlays" / "namespace-scoped"),
+        t9k_install(*options, *watch),
+    )
+    _run(helm, "lint", "--strict", tmp_path / "chart", env=helm_env)
+    rendered = _run(
+        helm, "template", "t9k-operator", tmp_path / "chart", "--include-crds", env=helm_env
+    ).stdout
+    assert_same_objects([d for d in load_documents(rendered) if d], t9k_install(*options))
