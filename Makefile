@@ -128,6 +128,16 @@ crds: $(STAMP) ## Regenerate the committed CRDs and the API reference from the m
 	$(BIN)/t9k-sdk crds --out-dir operator/deploy/crds
 	$(BIN)/python docs/gen_reference.py
 
+.PHONY: argocd-health
+argocd-health: $(STAMP) ## Regenerate deploy/argocd (health.lua copies, argocd-cm patch, test cases) from t9k_sdk/argocd
+	$(BIN)/t9k-sdk argocd-health --out-dir deploy/argocd
+	$(BIN)/python tools/argocd_testdata.py
+
+.PHONY: argocd-testdata
+argocd-testdata: $(STAMP) cluster-binaries gitops-binaries ## Re-record deploy/argocd's live-* test objects from jobs on the local control plane
+	T9K_RECORD_ARGOCD=1 $(BIN)/python -m pytest -q tests/cluster/test_argocd_health.py
+	$(MAKE) argocd-health
+
 .PHONY: golden
 golden: $(STAMP) ## Rewrite the golden YAML twins of the examples after an intended change
 	T9K_REGENERATE=1 $(BIN)/python -m pytest -q tests/sdk/test_examples.py
