@@ -278,3 +278,13 @@ def test_a_huge_status_stays_within_argo_cds_time_limit(lua: ArgoLua) -> None:
         assert got == {"status": "Degraded", "message": "boom"}
         return
     pytest.fail(f"three runs over Argo CD's time limit: {errors}")
+
+
+def test_the_runner_is_built_on_the_gopher_lua_of_tools_versions() -> None:
+    """tools/versions.sh keys the runner's cache by GOPHER_LUA_VERSION: the wrapper module must
+    require that version (the one Argo CD v3.6.1 embeds)."""
+    versions = (REPO / "tools" / "versions.sh").read_text()
+    wanted = re.search(r"^GOPHER_LUA_VERSION=(\S+)$", versions, re.M)
+    assert wanted is not None
+    go_mod = (REPO / "tools" / "gobuild" / "argocd-lua" / "go.mod").read_text()
+    assert f"github.com/yuin/gopher-lua {wanted.group(1)}\n" in go_mod
