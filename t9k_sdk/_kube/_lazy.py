@@ -58,6 +58,10 @@ class _LazyPackage(types.ModuleType):
         self.__path__ = [str(directory)]
         self.__file__ = str(directory / "__init__.py")
         self.__package__ = name
+        # A spec as the import system would give the package (find_spec() reads it).
+        self.__spec__ = importlib.util.spec_from_file_location(
+            name, self.__file__, submodule_search_locations=self.__path__
+        )
         self._t9k_names = names
         self._t9k_loaded = False
 
