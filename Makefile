@@ -128,6 +128,12 @@ crds: $(STAMP) ## Regenerate the committed CRDs and the API reference from the m
 	$(BIN)/t9k-sdk crds --out-dir operator/deploy/crds
 	$(BIN)/python docs/gen_reference.py
 
+.PHONY: install-files
+install-files: $(STAMP) ## Regenerate the committed kustomize tree (deploy/kustomize) and Helm chart (deploy/helm) from t9k_sdk/install.py
+	rm -rf deploy/kustomize deploy/helm/t9k-operator
+	$(BIN)/t9k-sdk install --kustomize deploy/kustomize
+	$(BIN)/t9k-sdk install --helm-chart deploy/helm/t9k-operator
+
 .PHONY: golden
 golden: $(STAMP) ## Rewrite the golden YAML twins of the examples after an intended change
 	T9K_REGENERATE=1 $(BIN)/python -m pytest -q tests/sdk/test_examples.py

@@ -15,6 +15,38 @@ source "$here/versions.sh"
 source "$here/build-common.sh"
 
 # --- helm (owner: install helper) ---
+# Helm 3 from helm.sh/helm/v3 (cmd/helm), for the chart in deploy/helm/t9k-operator: `helm lint`,
+# `helm template` and a real `helm install` in tests/cluster/test_install_gitops.py. The ldflags are
+# the ones upstream's Makefile sets for a tagged release: the version, and the Kubernetes version
+# `helm template` assumes without a cluster (client-go's minor; 0.N -> 1.N).
+#   tools/ensure-gitops-binaries.sh --print-helm-dir   # print T9K_HELM_BIN_DIR and exit
+if [[ "${1:-}" == "--print-helm-dir" ]]; then
+  echo "$T9K_HELM_BIN_DIR"
+  exit 0
+fi
+
+helm_ldflags() {
+  local k8s minor ldf p
+  k8s="$(cd "$here/gobuild/helm" && go list -m -f '{{.Version}}' k8s.io/client-go)"  # v0.N.P
+  minor="${k8s#v0.}"; minor="${minor%%.*}"
+  ldf="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  ldf="$ldf -X helm.sh/helm/v3/internal/version.metadata= -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    ldf="$ldf -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$minor"
+  done
+  echo "$ldf"
+}
+
+build_helm() {
+  (cd "$here/gobuild/helm" && go build -ldflags "$(helm_ldflags)" -o "$bin_dir/helm" helm.sh/helm/v3/cmd/helm)
+}
+
+(
+  build_setup ensure-gitops-binaries "$T9K_HELM_BIN_DIR" "helm"
+  ensure "helm $HELM_VERSION" build_helm helm
+  printf '%-26s %s\n' "helm" "$("$bin_dir/helm" version --short)"
+  echo "$bin_dir"
+)
 
 # --- kstatus (owner: kstatus helper) ---
 

@@ -78,8 +78,10 @@ def _write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
     staged: list[tuple[Path, Path]] = []
     try:
         for name, text in files.items():
-            temp = directory / f".{name}.tmp"
-            staged.append((temp, directory / name))
+            final = directory / name  # a name may hold subdirectories: base/crds/x.yaml
+            final.parent.mkdir(parents=True, exist_ok=True)
+            temp = final.with_name(f".{final.name}.tmp")
+            staged.append((temp, final))
             temp.write_text(text, encoding="utf-8")
     except OSError:
         for temp, _ in staged:
@@ -436,16 +438,38 @@ def _cmd_completion(args: argparse.Namespace) -> int:
 
 def _cmd_install(args: argparse.Namespace) -> int:
     from t9k_sdk.install import DEFAULT_IMAGE, DEFAULT_NAMESPACE, install_manifests
+    from t9k_sdk.install_files import (
+        DEFAULT_WATCH_NAMESPACE,
+        helm_chart_files,
+        kustomize_files,
+    )
 
+    image = args.image or DEFAULT_IMAGE
+    namespace = DEFAULT_NAMESPACE if args.namespace is None else args.namespace
+    if args.kustomize is not None and args.helm_chart is not None:
+        raise UsageError("--kustomize and --helm-chart write different trees: give one of them")
     try:
-        objects = install_manifests(
-            image=args.image or DEFAULT_IMAGE,
-            namespace=DEFAULT_NAMESPACE if args.namespace is None else args.namespace,
-            watch_namespace=args.watch_namespace,
-        )
+        if args.kustomize is not None:
+            directory = Path(args.kustomize)
+            watch = args.watch_namespace or DEFAULT_WATCH_NAMESPACE
+            files = kustomize_files(image, namespace, watch)
+            what = "kustomize base and overlays"
+        elif args.helm_chart is not None:
+            directory = Path(args.helm_chart)
+            files = helm_chart_files(image, namespace, args.watch_namespace)
+            what = "Helm chart"
+        else:
+            objects = install_manifests(image, namespace, watch_namespace=args.watch_namespace)
+            sys.stdout.write(codecs.dump_all_yaml(objects))
+            return EXIT_OK
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    sys.stdout.write(codecs.dump_all_yaml(objects))
+    try:
+        written = _write_files(directory, files)
+    except OSError as exc:
+        error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
+        return EXIT_FAILED
+    print(f"wrote the {what} ({_plural(len(written), 'file')}) to {directory}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -479,6 +503,16 @@ apply (the CRDs are larger than client-side apply's annotation limit):
 
 With --watch-namespace NS the operator reconciles only the jobs in NS, and its permissions are
 a Role and RoleBinding in NS instead of the ClusterRole (NS must exist first).
+
+--kustomize DIR writes the same install as a kustomize tree instead (what deploy/kustomize
+holds, with your --image and --namespace): DIR/base (cluster-wide), DIR/overlays/cluster-wide
+and DIR/overlays/namespace-scoped, which watches --watch-namespace (default: team-a, a
+placeholder). --helm-chart DIR writes a Helm chart whose default values are your options (what
+deploy/helm/t9k-operator holds). Existing files of the same names are overwritten; nothing
+else in DIR is touched.
+
+  t9k-sdk install --kustomize ops/t9k --image registry.example.com/t9k-operator:0.1.0
+  kubectl kustomize ops/t9k/overlays/cluster-wide | kubectl apply --server-side -f -
 """
 
 _RENDER_HELP = """\
@@ -661,6 +695,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         metavar="NS",
         help="reconcile only the jobs in NS, with a Role there instead of a ClusterRole"
         " (default: all namespaces)",
+    )
+    install.add_argument(
+        "--kustomize",
+        default=None,
+        metavar="DIR",
+        help="write a kustomize base and overlays to DIR instead of printing YAML",
+    )
+    install.add_argument(
+        "--helm-chart",
+        default=None,
+        metavar="DIR",
+        help="write a Helm chart to DIR instead of printing YAML",
     )
     install.set_defaults(run=_cmd_install, parser=install)
 
