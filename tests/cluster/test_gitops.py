@@ -264,3 +264,25 @@ def test_diff_reads_a_rendered_directory_with_its_kustomization(
     )
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == diff
+
+
+def test_apply_f_fails_on_the_kustomization_as_the_guide_warns(
+    kubeconfig: Path, namespace: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/how-to/gitops.md: `kubectl apply -f DIR` stops at kustomization.yaml; `-k` and
+    `t9k-sdk apply -f DIR` do not."""
+    manifests = str(EXAMPLE / "manifests")
+    proc = _kubectl(
+        "apply", "--dry-run=server", "-n", namespace, "-f", manifests, kubeconfig=kubeconfig
+    )
+    assert proc.returncode != 0
+    assert 'no matches for kind "Kustomization"' in proc.stderr
+
+    cluster = ["--kubeconfig", str(kubeconfig), "-n", namespace]
+    assert main(["apply", "-f", manifests, "--dry-run=server", *cluster]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    assert sorted(out.splitlines()) == [
+        "deepspeedjob/llm-finetune created (server dry run)",
+        "genericjob/cifar10-resnet created (server dry run)",
+    ]

@@ -280,3 +280,61 @@ def test_a_kustomization_named_as_a_file_is_a_usage_error_that_says_what_to_do(
     assert status == 2
     assert "kustomize's file, not a job manifest" in err
     assert f"kubectl kustomize {out} | t9k-sdk diff -f -" in err
+
+
+# -- a hostile or unusual kustomization --------------------------------------------------------
+
+
+def test_the_users_values_survive_the_rewrite_exactly(
+    jobs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Strings YAML would read as something else, multi-line patches, numbers: all kept as they
+    were (loaded back to the same values), whatever the emitter has to quote."""
+    out = tmp_path / "manifests"
+    out.mkdir()
+    theirs = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "namespace": "on",
+        "resources": [
+            "yes",
+            "a: b.yaml",
+            "#x.yaml",
+            "https://github.com/t9k/t9k-sdk//deploy/kustomize/base?ref=v0.1.0",
+            "../base",
+            "$(rm -rf /).yaml",
+        ],
+        "patches": [
+            {
+                "target": {"kind": "GenericJob"},
+                "patch": "- op: add\n  path: /metadata/labels/x\n  value: '1'\n",
+            }
+        ],
+        "replicas": [{"name": "x", "count": 9223372036854775807}],
+        "buildMetadata": ["originAnnotations"],
+        "labels": [{"pairs": {"team": "null"}, "includeSelectors": False}],
+    }
+    (out / "kustomization.yaml").write_text(yaml.safe_dump(theirs, sort_keys=False))
+
+    assert _run(capsys, "render", str(jobs), "--out-dir", str(out), "--kustomization")[0] == 0
+
+    doc = yaml.safe_load((out / "kustomization.yaml").read_text())
+    assert doc == {
+        **theirs,
+        "resources": [*theirs["resources"], "genericjob-bert.yaml", "genericjob-mnist.yaml"],
+    }
+
+
+def test_a_kustomization_larger_than_a_mebibyte_is_refused(
+    jobs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "manifests"
+    out.mkdir()
+    big = "resources:\n" + "- x.yaml\n" * 200_000
+    (out / "kustomization.yaml").write_text(big)
+
+    status, _, err = _run(capsys, "render", str(jobs), "--out-dir", str(out), "--kustomization")
+
+    assert status == 1
+    assert "larger than 1 MiB" in err
+    assert (out / "kustomization.yaml").read_text() == big
