@@ -135,8 +135,9 @@ install-files: $(STAMP) ## Regenerate the committed kustomize tree (deploy/kusto
 	$(BIN)/t9k-sdk install --helm-chart deploy/helm/t9k-operator
 
 .PHONY: golden
-golden: $(STAMP) ## Rewrite the golden YAML twins of the examples after an intended change
+golden: $(STAMP) ## Rewrite the golden YAML twins of the examples and examples/gitops/manifests after an intended change
 	T9K_REGENERATE=1 $(BIN)/python -m pytest -q tests/sdk/test_examples.py
+	cd examples/gitops && $(CURDIR)/$(BIN)/t9k-sdk render jobs/ --out-dir manifests --kustomization --prune
 
 .PHONY: docs
 docs: $(STAMP) ## Build the documentation site into site/

@@ -37,9 +37,9 @@ def test_the_committed_manifests_are_what_render_writes(
     _, err = capsys.readouterr()
     assert status == 0, err
     assert _files(out) == _files(EXAMPLE / "manifests"), (
-        "examples/gitops/manifests is out of date with examples/gitops/jobs: run"
-        " `cd examples/gitops && t9k-sdk render jobs/ --out-dir manifests --kustomization"
-        " --prune` and commit the result"
+        "examples/gitops/manifests is out of date with examples/gitops/jobs: run `make golden`"
+        " (`cd examples/gitops && t9k-sdk render jobs/ --out-dir manifests --kustomization"
+        " --prune`) and commit the result"
     )
 
 
