@@ -124,8 +124,9 @@ unit: $(STAMP) ## The fast tests only (no cluster)
 	$(BIN)/python -m pytest -m "not cluster"
 
 .PHONY: crds
-crds: $(STAMP) ## Regenerate the committed CRDs and the API reference from the models
+crds: $(STAMP) ## Regenerate the committed CRDs (operator/deploy, deploy/) and the API reference from the models
 	$(BIN)/t9k-sdk crds --out-dir operator/deploy/crds
+	$(MAKE) install-files
 	$(BIN)/python docs/gen_reference.py
 
 .PHONY: install-files

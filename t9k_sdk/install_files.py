@@ -44,6 +44,7 @@ from t9k_sdk.install import (
 
 __all__ = [
     "DEFAULT_WATCH_NAMESPACE",
+    "IMAGE_DIGEST_PATTERN",
     "IMAGE_REPOSITORY_PATTERN",
     "IMAGE_TAG_PATTERN",
     "MAX_REPLICAS",
@@ -282,7 +283,7 @@ def split_image(image: str) -> dict[str, str]:
         ("image.tag", tag, IMAGE_TAG_PATTERN),
         ("image.digest", digest, IMAGE_DIGEST_PATTERN),
     ):
-        if (value or field == "image.repository") and not re.fullmatch(pattern.strip("^$"), value):
+        if (value or field == "image.repository") and not re.fullmatch(pattern, value):
             raise ValueError(
                 f"image {image!r} cannot be a chart default: {field} {value!r} does not match"
                 f" {pattern} (an image reference like registry.example.com/t9k-operator:0.1.0)"
@@ -386,7 +387,7 @@ from breaking the YAML, for `--skip-schema-validation`.
 """
 
 
-def _schema(values: dict[str, Any]) -> dict[str, Any]:
+def _schema() -> dict[str, Any]:
     namespace = {
         "type": "string",
         "pattern": NAMESPACE_PATTERN,
@@ -550,12 +551,11 @@ def helm_chart_files(
                 "type": "application",
                 "version": __version__,
                 "appVersion": __version__,
-                "kubeVersion": ">=1.29.0-0",
             }
         ]
     ).removeprefix("---\n")
     files["values.yaml"] = _values_yaml(values)
-    files["values.schema.json"] = json.dumps(_schema(values), indent=2) + "\n"
+    files["values.schema.json"] = json.dumps(_schema(), indent=2) + "\n"
     helpers = _HELPERS
     for name, pattern in (
         ("NAMESPACE_PATTERN", NAMESPACE_PATTERN),
