@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -118,14 +119,28 @@ def test_argocd_syncs_the_operator_in_an_earlier_wave() -> None:
 
 
 def _ensure_namespace(core_v1: client.CoreV1Api, name: str) -> bool:
-    """Create namespace `name` unless it exists; whether it was created."""
-    try:
-        core_v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-    except ApiException as exc:
-        if exc.status == 409:
-            return False
-        raise
-    return True
+    """Create namespace `name` unless it exists; whether it was created. One still being deleted
+    (another test's, deleted in the background) is waited for, then created again."""
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            ns = core_v1.read_namespace(name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+        else:
+            if ns.status is None or ns.status.phase != "Terminating":
+                return False
+            assert time.monotonic() < deadline, f"namespace {name} stays Terminating"
+            time.sleep(0.5)
+            continue
+        try:
+            core_v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+        except ApiException as exc:
+            if exc.status == 409:  # created meanwhile, or terminating: look again
+                continue
+            raise
+        return True
 
 
 @pytest.fixture(scope="module")
