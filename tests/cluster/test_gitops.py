@@ -301,3 +301,36 @@ def test_apply_f_fails_on_the_kustomization_as_the_guide_warns(
         "deepspeedjob/llm-finetune created (server dry run)",
         "genericjob/cifar10-resnet created (server dry run)",
     ]
+
+
+def test_diff_as_fluxs_field_manager_shows_the_fields_a_merge_removes(
+    kubeconfig: Path, namespace: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Flux applied a job with a label (server-side apply as kustomize-controller); the label is
+    gone from the file. Only a diff as Flux's field manager shows that the merge removes it."""
+    job = yaml.safe_load((EXAMPLE / "manifests" / "genericjob-cifar10-resnet.yaml").read_text())
+    job["metadata"]["labels"] = {"team": "vision"}
+    applied = tmp_path / "applied.yaml"
+    applied.write_text(yaml.safe_dump(job))
+    proc = _kubectl(
+        "apply",
+        "--server-side",
+        "--field-manager=kustomize-controller",
+        "-n",
+        namespace,
+        "-f",
+        str(applied),
+        kubeconfig=kubeconfig,
+    )
+    assert proc.returncode == 0, proc.stderr
+    file = str(EXAMPLE / "manifests" / "genericjob-cifar10-resnet.yaml")
+    cluster = ["--kubeconfig", str(kubeconfig), "-n", namespace]
+
+    assert main(["diff", "-f", file, *cluster]) == 0  # as t9k-sdk: the label is not its own
+    capsys.readouterr()
+    code = main(["diff", "-f", file, *cluster, "--field-manager", "kustomize-controller"])
+    out, err = capsys.readouterr()
+
+    assert code == 1, err
+    removed = [line for line in out.splitlines() if line.startswith("-") and "---" not in line]
+    assert [line.strip() for line in removed] == ["-  labels:", "-    team: vision"]

@@ -338,3 +338,11 @@ def test_a_kustomization_larger_than_a_mebibyte_is_refused(
     assert status == 1
     assert "larger than 1 MiB" in err
     assert (out / "kustomization.yaml").read_text() == big
+
+
+def test_diffs_default_field_manager_is_the_clients() -> None:
+    from t9k_sdk.cli._app import _parser
+    from t9k_sdk.client.client import FIELD_MANAGER
+
+    args = _parser().parse_args(["diff", "-f", "x.yaml"])
+    assert args.field_manager == FIELD_MANAGER
