@@ -74,3 +74,20 @@ def test_the_guide_has_no_hand_copied_example_files() -> None:
     text = GUIDE.read_text(encoding="utf-8")
     pasted = re.findall(r"^kind: (Application|AppProject|GitRepository|Kustomization)$", text, re.M)
     assert pasted == []
+
+
+def test_the_guides_render_output_is_what_render_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = GUIDE.read_text(encoding="utf-8")
+    block = text.split("From `examples/gitops/`:\n\n```console\n", 1)[1].split("```", 1)[0]
+    command, *shown = block.splitlines()
+    assert command == "$ t9k-sdk render jobs/ --out-dir manifests --kustomization --prune"
+    (tmp_path / "jobs").mkdir()
+    for p in (EXAMPLE / "jobs").glob("*.py"):
+        (tmp_path / "jobs" / p.name).write_bytes(p.read_bytes())
+    monkeypatch.chdir(tmp_path)  # a fresh checkout without manifests/
+
+    assert main(command.split()[2:]) == 0
+
+    assert capsys.readouterr().err.splitlines() == shown
