@@ -570,7 +570,8 @@ def helm_chart_files(
     header = "{{- /* Generated from t9k_sdk/install.py by `t9k-sdk install --helm-chart`; do not edit. */}}\n"
     for path, objects in _grouped(cluster).items():
         if path.startswith("crds/"):
-            files[path] = _HELM_GENERATED + dump_documents(objects)
+            # `---` first: `helm show crds` concatenates the files as they are
+            files[path] = _HELM_GENERATED + "---\n" + dump_documents(objects)
         elif path == "namespace.yaml":
             files[f"templates/{path}"] = (
                 header

@@ -41,12 +41,15 @@ build_helm() {
   (cd "$here/gobuild/helm" && go build -ldflags "$(helm_ldflags)" -o "$bin_dir/helm" helm.sh/helm/v3/cmd/helm)
 }
 
-(
-  build_setup ensure-gitops-binaries "$T9K_HELM_BIN_DIR" "helm"
-  ensure "helm $HELM_VERSION" build_helm helm
-  printf '%-26s %s\n' "helm" "$("$bin_dir/helm" version --short)"
-  echo "$bin_dir"
-)
+# Another section's --print-... flag: build nothing here.
+if [[ "${1:-}" != --print-* ]]; then
+  (
+    build_setup ensure-gitops-binaries "$T9K_HELM_BIN_DIR" "helm"
+    ensure "helm $HELM_VERSION" build_helm helm
+    printf '%-26s %s\n' "helm" "$("$bin_dir/helm" version --short)"
+    echo "$bin_dir"
+  )
+fi
 
 # --- kstatus (owner: kstatus helper) ---
 

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,23 +108,31 @@ def downstream(tmp_path: Path, resource: Path, body: str) -> Path:
     return directory
 
 
-@contextlib.contextmanager
-def existing_namespaces(core_v1: client.CoreV1Api, *names: str) -> Iterator[None]:
-    """`names` exist for the block; the ones created here are deleted after it."""
-    created = []
-    for name in names:
+def _ensure_namespace(core_v1: client.CoreV1Api, name: str) -> bool:
+    """`name` exists (and is not being deleted) afterwards; True if it was created here."""
+    deadline = time.monotonic() + 120
+    while True:
         try:
-            core_v1.read_namespace(name)
+            found = core_v1.read_namespace(name)
         except client.ApiException as err:
             if err.status != 404:
                 raise
             core_v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-            created.append(name)
-    try:
-        yield
-    finally:
-        for name in created:
-            core_v1.delete_namespace(name, propagation_policy="Background")
+            return True
+        if found.status.phase != "Terminating":
+            return False
+        assert time.monotonic() < deadline, f"namespace {name} stays Terminating"
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def install_namespaces(core_v1: client.CoreV1Api) -> Iterator[None]:
+    """The namespaces the committed overlays name (`t9k-system`, the placeholder `team-a`)
+    exist for this module: a dry run creates nothing, so the objects need them already."""
+    created = [name for name in ("t9k-system", "team-a") if _ensure_namespace(core_v1, name)]
+    yield
+    for name in created:
+        core_v1.delete_namespace(name, propagation_policy="Background")
 
 
 # -- kustomize ---------------------------------------------------------------------------------
@@ -207,18 +216,16 @@ def test_namespace_on_top_of_the_namespace_scoped_overlay_moves_the_role_as_the_
 
 
 @pytest.mark.parametrize("tree", ["overlays/cluster-wide", "overlays/namespace-scoped"])
+@pytest.mark.usefixtures("install_namespaces")
 def test_each_overlay_passes_a_server_side_dry_run(
-    kubectl: Path, kubeconfig: Path, core_v1: client.CoreV1Api, tree: str
+    kubectl: Path, kubeconfig: Path, tree: str
 ) -> None:
     rendered = _run(kubectl, "kustomize", KUSTOMIZE / tree).stdout
-    # A dry run creates nothing, so the namespaces the objects go into must exist already: the
-    # operator's (the install's first object) and, namespace-scoped, the watched one.
-    with existing_namespaces(core_v1, "t9k-system", "team-a"):
-        proc = subprocess.run(
-            [str(kubectl), "--kubeconfig", str(kubeconfig), "apply", "--server-side",
-             "--dry-run=server", "--field-manager=t9k-install-test", "-f", "-"],
-            input=rendered, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+    proc = subprocess.run(
+        [str(kubectl), "--kubeconfig", str(kubeconfig), "apply", "--server-side",
+         "--dry-run=server", "--field-manager=t9k-install-test", "-f", "-"],
+        input=rendered, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     applied = proc.stdout.splitlines()
     assert len(applied) == len(t9k_install()), applied
@@ -417,9 +424,10 @@ def test_create_namespace_in_helms_own_release_namespace_is_refused_with_the_way
 
 
 @pytest.mark.parametrize("watch", [False, True], ids=["cluster-wide", "namespace-scoped"])
-def test_helm_install_and_uninstall_for_real(
+def test_helm_install_upgrade_and_uninstall_for_real(
     helm: Path,
     helm_env: dict[str, str],
+    kubectl: Path,
     kubeconfig: Path,
     api_client: client.ApiClient,
     core_v1: client.CoreV1Api,
@@ -449,6 +457,23 @@ def test_helm_install_and_uninstall_for_real(
             rbac.read_cluster_role("t9k-operator")
         status = _run(helm, "status", release, *helm_args, env=helm_env).stdout
         assert "STATUS: deployed" in status
+
+        # the upgrade of docs/operator/install.md: the CRDs by hand, then helm upgrade
+        crds = _run(helm, "show", "crds", CHART, env=helm_env).stdout
+        proc = subprocess.run(
+            [str(kubectl), "--kubeconfig", str(kubeconfig), "apply", "--server-side",
+             "--field-manager=t9k-install-test", "-f", "-"],
+            input=crds, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.count("customresourcedefinition") == 3
+        _run(
+            helm, "upgrade", release, CHART, *helm_args, "--reuse-values",
+            "--set", "replicas=2", env=helm_env,
+        )  # fmt: skip
+        deployment = apps.read_namespaced_deployment("t9k-operator", operator_ns)
+        assert deployment.spec.replicas == 2
+        assert deployment.spec.template.spec.containers[0].image == "t9k-operator:9.9"
 
         _run(helm, "uninstall", release, *helm_args, "--wait", env=helm_env)
         with pytest.raises(client.ApiException) as gone:
@@ -525,3 +550,25 @@ def test_a_foreign_cluster_role_with_our_name_is_neither_taken_over_nor_changed(
                 delete("t9k-operator")
         with contextlib.suppress(client.ApiException):
             core_v1.delete_namespace(operator_ns, propagation_policy="Background")
+
+
+def test_trees_generated_with_options_render_what_t9k_sdk_install_prints_with_them(
+    kubectl: Path, helm: Path, helm_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`t9k-sdk install --kustomize/--helm-chart DIR` with your options: the tree's defaults are
+    those options."""
+    options = ("--image", "registry.example.com/op:2.1", "--namespace", "ops")
+    watch = ("--watch-namespace", "ml-jobs")
+    cli = (sys.executable, "-m", "t9k_sdk.cli", "install")
+    _run(*cli, "--kustomize", tmp_path / "k", *options, *watch)
+    _run(*cli, "--helm-chart", tmp_path / "chart", *options)
+    assert_same_objects(kustomize(kubectl, tmp_path / "k" / "base"), t9k_install(*options))
+    assert_same_objects(
+        kustomize(kubectl, tmp_path / "k" / "overlays" / "namespace-scoped"),
+        t9k_install(*options, *watch),
+    )
+    _run(helm, "lint", "--strict", tmp_path / "chart", env=helm_env)
+    rendered = _run(
+        helm, "template", "t9k-operator", tmp_path / "chart", "--include-crds", env=helm_env
+    ).stdout
+    assert_same_objects([d for d in load_documents(rendered) if d], t9k_install(*options))
