@@ -73,6 +73,8 @@ class OutDirPlan:
     kustomization: str | None = None
     """The kustomization file's name, when one is written."""
     kustomization_created: bool = False
+    kustomization_changed: bool = True
+    """False when an existing kustomization file already says exactly this."""
 
 
 def _written_by_us(path: Path) -> bool:
@@ -202,9 +204,11 @@ def plan_out_dir(
         name = path.name if path is not None else KUSTOMIZATION_FILES[0]
         plan.kustomization = name
         plan.kustomization_created = path is None
-        plan.files[name] = _kustomization_text(
+        text = _kustomization_text(
             _read_kustomization(path) if path is not None else {}, jobs, ours
         )
+        plan.files[name] = text
+        plan.kustomization_changed = path is None or path.read_bytes() != text.encode("utf-8")
     return plan
 
 

@@ -321,8 +321,12 @@ def _cmd_render(args: argparse.Namespace) -> int:
     for built, path in zip(result.jobs, written, strict=False):
         print(f"  {path}  ({built.title} from {built.origin})", file=sys.stderr)
     if plan.kustomization is not None:
-        how = "wrote" if plan.kustomization_created else "updated resources in"
-        print(f"{how} {directory / plan.kustomization}", file=sys.stderr)
+        if plan.kustomization_created:
+            print(f"wrote {directory / plan.kustomization}", file=sys.stderr)
+        elif plan.kustomization_changed:
+            print(f"updated resources in {directory / plan.kustomization}", file=sys.stderr)
+        else:
+            print(f"{directory / plan.kustomization} unchanged", file=sys.stderr)
     failed = False
     for path in plan.prune:
         try:

@@ -60,7 +60,9 @@ def test_kustomization_lists_the_rendered_files_sorted_and_is_stable(
     }
     assert (out / "genericjob-mnist.yaml").read_text().startswith(JOB_HEADER)
     before = _snapshot(out)
-    assert _run(capsys, "render", str(jobs), "--out-dir", str(out), "--kustomization")[0] == 0
+    status, _, err = _run(capsys, "render", str(jobs), "--out-dir", str(out), "--kustomization")
+    assert status == 0
+    assert f"{out / 'kustomization.yaml'} unchanged" in err
     assert _snapshot(out) == before  # a second render changes no byte: nothing for git to show
 
 
