@@ -348,3 +348,21 @@ def test_diffs_default_field_manager_is_the_clients() -> None:
 
     args = _parser().parse_args(["diff", "-f", "x.yaml"])
     assert args.field_manager == FIELD_MANAGER
+
+
+def test_prune_with_no_job_left_deletes_nothing(
+    jobs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newcomer empties jobs/ (or points render at the wrong directory): nothing is wiped."""
+    out = tmp_path / "manifests"
+    assert _run(capsys, "render", str(jobs), "--out-dir", str(out), "--kustomization")[0] == 0
+    before = _snapshot(out)
+    (jobs / "train.py").write_text("# no jobs here any more\n")
+
+    status, _, err = _run(
+        capsys, "render", str(jobs), "--out-dir", str(out), "--kustomization", "--prune"
+    )
+
+    assert status == 1
+    assert "no jobs found" in err
+    assert _snapshot(out) == before
