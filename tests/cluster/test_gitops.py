@@ -100,6 +100,13 @@ def test_flux_orders_the_operator_before_the_jobs_and_waits_for_both() -> None:
     assert jobs["path"] == "./examples/gitops/manifests"
     for spec in (operator, jobs):
         assert (REPO / spec["path"] / "kustomization.yaml").is_file()
+    # the source's .sourceignore-style `ignore` keeps every directory the builds read
+    source = built["GitRepository", "t9k-gitops"]["spec"]
+    kept = [line[1:] for line in source["ignore"].splitlines() if line.startswith("!")]
+    overlay = (EXAMPLE / "platform" / "t9k-operator" / "../../../../deploy/kustomize").resolve()
+    for needed in (operator["path"], jobs["path"], "/" + str(overlay.relative_to(REPO))):
+        path = "/" + needed.removeprefix("./").removeprefix("/") + "/"
+        assert any(path.startswith(k) for k in kept), f"{path} is ignored by the GitRepository"
 
 
 def test_argocd_syncs_the_operator_in_an_earlier_wave() -> None:
