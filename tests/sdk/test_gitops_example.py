@@ -91,3 +91,16 @@ def test_the_guides_render_output_is_what_render_prints(
     assert main(command.split()[2:]) == 0
 
     assert capsys.readouterr().err.splitlines() == shown
+
+
+def test_the_guides_tree_names_the_files_where_they_are() -> None:
+    text = GUIDE.read_text(encoding="utf-8")
+    tree = text.split("## The layout\n\n```text\n", 1)[1].split("```", 1)[0]
+    stack: list[str] = []
+    for line in tree.splitlines()[1:]:
+        entry = line.split("#", 1)[0].rstrip()
+        name = entry.lstrip("│├└─ \u00a0")
+        depth = (len(entry) - len(name)) // 4 - 1
+        stack[depth:] = [name]
+        path = EXAMPLE.joinpath(*(n.rstrip("/") for n in stack))
+        assert path.exists(), f"the guide's tree shows {path.relative_to(REPO)}, which is missing"
