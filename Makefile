@@ -135,6 +135,16 @@ install-files: $(STAMP) ## Regenerate the committed kustomize tree (deploy/kusto
 	$(BIN)/t9k-sdk install --kustomize deploy/kustomize
 	$(BIN)/t9k-sdk install --helm-chart deploy/helm/t9k-operator
 
+.PHONY: argocd-health
+argocd-health: $(STAMP) ## Regenerate deploy/argocd (health.lua copies, argocd-cm patch, test cases) from t9k_sdk/argocd
+	$(BIN)/t9k-sdk argocd-health --out-dir deploy/argocd
+	$(BIN)/python tools/argocd_testdata.py
+
+.PHONY: argocd-testdata
+argocd-testdata: $(STAMP) cluster-binaries gitops-binaries ## Re-record deploy/argocd's live-* test objects from jobs on the local control plane
+	T9K_RECORD_ARGOCD=1 $(BIN)/python -m pytest -q tests/cluster/test_argocd_health.py
+	$(MAKE) argocd-health
+
 .PHONY: golden
 golden: $(STAMP) ## Rewrite the golden YAML twins of the examples and examples/gitops/manifests after an intended change
 	T9K_REGENERATE=1 $(BIN)/python -m pytest -q tests/sdk/test_examples.py

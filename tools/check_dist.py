@@ -21,6 +21,7 @@ WHEEL_FILES = (
     "t9k_sdk/__init__.py",
     "t9k_sdk/py.typed",
     "t9k_sdk/_schemas/core_v1.json",
+    "t9k_sdk/argocd/health.lua",
     "t9k_sdk/client/client.py",
     "t9k_sdk/pulumi/__init__.py",
     "t9k_operator/__init__.py",
@@ -32,6 +33,7 @@ SDIST_FILES = (
     "README.md",
     "t9k_sdk/py.typed",
     "t9k_sdk/_schemas/core_v1.json",
+    "t9k_sdk/argocd/health.lua",
     "operator/t9k_operator/py.typed",
 )
 PROJECT_URLS = ("Homepage", "Documentation", "Source", "Issues")

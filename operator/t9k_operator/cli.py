@@ -102,7 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     api.add_argument("--context", help="kubeconfig context (default: the current one)")
     api.add_argument(
-        "--qps", type=_positive_float, default=50.0, help="API requests per second (default 50)"
+        "--qps",
+        type=_positive_float,
+        default=50.0,
+        help="API requests per second (default 50) for each of three token buckets, as client-go"
+        " gives each client one: reads and children's writes, status writes, Events",
     )
     api.add_argument(
         "--burst", type=_positive_int, default=100, help="API request burst (default 100)"

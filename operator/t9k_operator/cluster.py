@@ -12,9 +12,12 @@ dicts (the shape the pure core reads and writes):
     record_events         Events on a job; repeats are counted, not duplicated
     get/create/update_lease
 
-Every request first takes a token from the rate limiter (`--qps`, `--burst`): the transport's
-`before` hook. Events take theirs from a second bucket of the same size, as client-go's event
-recorder does with a client of its own: recording them does not delay the jobs' writes. Every failure is raised as `ApiError`. Neither this module nor any other of the
+Every request first takes a token from a rate limiter (`--qps`, `--burst`): the transport's
+`before` hook. As in a client-go controller, where each client has a token bucket of its own, there
+are three buckets of that size: one for reads and the children's writes, one for status writes (the
+status client of controller-runtime), and one for Events (the event recorder's client). So a job's
+status write never waits behind other jobs' pod creates, nor an Event behind either. Every failure
+is raised as `ApiError`. Neither this module nor any other of the
 operator imports the Kubernetes client: `t9k_sdk._kube` does (import-linter contracts in
 pyproject.toml say so).
 """
@@ -83,6 +86,7 @@ class Cluster:
         *,
         limiter: TokenBucket | None = None,
         event_limiter: TokenBucket | None = None,
+        status_limiter: TokenBucket | None = None,
         request_timeout: float = 30.0,
         identity: str = "",
         observe: Callable[[str, int], None] | None = None,
@@ -91,11 +95,13 @@ class Cluster:
         # Events take their tokens from a bucket of their own (client-go's event recorder has its
         # own client and rate limiter), so recording them never holds back the writes of jobs.
         self._event_limiter = event_limiter
+        # Status writes likewise (controller-runtime's status client has its own rate limiter).
+        self._status_limiter = status_limiter
         self._recording = threading.local()
         self.transport = Transport(
             api_client,
             timeout=request_timeout,
-            before=self._take_token if limiter or event_limiter else None,
+            before=self._take_token if limiter or event_limiter or status_limiter else None,
             observe=observe,
         )
         self.identity = identity
@@ -103,8 +109,11 @@ class Cluster:
         self._events_lock = threading.Lock()
 
     def _take_token(self) -> None:
-        recording = getattr(self._recording, "events", False)
-        bucket = self._event_limiter if recording and self._event_limiter else self._limiter
+        bucket = self._limiter
+        if getattr(self._recording, "events", False) and self._event_limiter:
+            bucket = self._event_limiter
+        elif getattr(self._recording, "status", False) and self._status_limiter:
+            bucket = self._status_limiter
         if bucket is not None:
             bucket.take()
 
@@ -135,6 +144,7 @@ class Cluster:
             connection.api_client,
             limiter=TokenBucket(qps, burst),
             event_limiter=TokenBucket(qps, burst),
+            status_limiter=TokenBucket(qps, burst),
             identity=identity,
             observe=observe,
         )
@@ -282,13 +292,17 @@ class Cluster:
         resource = resource_for(api_version(job), kind(job))
         namespace, name = meta(job).namespace, meta(job).name
         body = {**job, "status": dict(status)}
-        return self._json(
-            "PUT",
-            resource.path(namespace, name, "status"),
-            what=f"update {resource}/status {namespace}/{name}",
-            query={"fieldManager": names.FIELD_MANAGER},
-            body=body,
-        )
+        self._recording.status = True
+        try:
+            return self._json(
+                "PUT",
+                resource.path(namespace, name, "status"),
+                what=f"update {resource}/status {namespace}/{name}",
+                query={"fieldManager": names.FIELD_MANAGER},
+                body=body,
+            )
+        finally:
+            self._recording.status = False
 
     def record_events(
         self, job: Mapping[str, Any], events: Sequence[Event], *, now: datetime | None = None

@@ -6,7 +6,8 @@
 Modules (all private; `main` is the entry point of the `t9k-sdk` console script):
 
 * `_app`: the parser and `main`, where every error becomes a message and an exit status;
-* `_offline`: render, validate, crds, convert, plan, install, completion (no cluster needed);
+* `_offline`: render, validate, crds, convert, plan, install, argocd-health, completion (no
+  cluster needed);
 * `_cluster`: apply, diff, get, describe, wait, logs, pause, resume, scale, delete (through
   `t9k_sdk.client.Client`);
 * `_sources`: the one reader of job inputs (YAML and JSON files, directories, `-`, Python

@@ -1,11 +1,11 @@
 """`t9k-sdk`'s parser and `main`: every command is registered here and every error ends here.
 
-The commands are in `_offline` (render, validate, crds, convert, plan, install, completion) and
-`_cluster` (apply, diff, get, describe, wait, logs, pause, resume, scale, delete). Each returns an
-exit status of `t9k_sdk.cli._errors`; `main` turns what they raise into a message and a status:
-`UsageError` -> the command's usage, the message, `EXIT_USAGE`; a client or manifest error ->
-the message, `EXIT_FAILED` (`diff`: `EXIT_DIFF_ERROR`); Ctrl-C -> `EXIT_INTERRUPTED`; a closed
-standard output (`t9k-sdk render jobs/ | head`) -> `EXIT_OK`.
+The commands are in `_offline` (render, validate, crds, convert, plan, install, argocd-health,
+completion) and `_cluster` (apply, diff, get, describe, wait, logs, pause, resume, scale,
+delete). Each returns an exit status of `t9k_sdk.cli._errors`; `main` turns what they raise
+into a message and a status: `UsageError` -> the command's usage, the message, `EXIT_USAGE`; a
+client or manifest error -> the message, `EXIT_FAILED` (`diff`: `EXIT_DIFF_ERROR`); Ctrl-C ->
+`EXIT_INTERRUPTED`; a closed standard output (`t9k-sdk render jobs/ | head`) -> `EXIT_OK`.
 """
 
 from __future__ import annotations

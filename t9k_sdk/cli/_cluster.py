@@ -106,11 +106,17 @@ def _connect(args: argparse.Namespace) -> Client:
     )
 
 
-def _kind_and_name(args: Sequence[str], what: str) -> tuple[JobKind, str]:
-    """KIND NAME or KIND/NAME."""
+def _split_kind_name(args: Sequence[str]) -> list[str]:
+    """The positional arguments with one `KIND/NAME` split into KIND and NAME (as kubectl)."""
     if len(args) == 1 and "/" in args[0]:
         kind, _, name = args[0].partition("/")
-        args = [kind, name]
+        return [kind, name]
+    return list(args)
+
+
+def _kind_and_name(args: Sequence[str], what: str) -> tuple[JobKind, str]:
+    """KIND NAME or KIND/NAME."""
+    args = _split_kind_name(args)
     if len(args) != 2 or not args[1]:
         raise UsageError(f"{what} needs KIND and NAME (e.g. `gj mnist` or `gj/mnist`)")
     return _kind(args[0]), args[1]
@@ -235,9 +241,7 @@ def _print_objects(jobs: Sequence[AnyJob], output: str, single: bool) -> None:
 
 
 def _cmd_get(args: argparse.Namespace) -> int:
-    positional: list[str] = list(args.args)
-    if len(positional) == 1 and "/" in positional[0]:
-        positional = positional[0].split("/", 1)
+    positional = _split_kind_name(args.args)
     if len(positional) > 2:
         raise UsageError("get takes at most KIND and NAME")
     kind = _kind(positional[0]) if positional else None
@@ -647,9 +651,7 @@ def _cmd_pause(args: argparse.Namespace) -> int:
 
 
 def _cmd_scale(args: argparse.Namespace) -> int:
-    positional = list(args.args)
-    if len(positional) == 1 and "/" in positional[0]:
-        positional = positional[0].split("/", 1)
+    positional = _split_kind_name(args.args)
     if len(positional) == 2:
         if _kind(positional[0]).kind != "DeepSpeedJob":
             raise UsageError("only elastic DeepSpeedJobs (dj) can be scaled")
@@ -665,9 +667,7 @@ def _cmd_scale(args: argparse.Namespace) -> int:
 
 
 def _cmd_delete(args: argparse.Namespace) -> int:
-    positional = list(args.args)
-    if len(positional) == 1 and "/" in positional[0]:
-        positional = positional[0].split("/", 1)
+    positional = _split_kind_name(args.args)
     if args.filename:
         if positional or args.selector is not None:
             raise UsageError(

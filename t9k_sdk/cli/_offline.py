@@ -1,4 +1,5 @@
-"""The offline commands of `t9k-sdk`: render, validate, crds, convert, plan, install, completion.
+"""The offline commands of `t9k-sdk`: render, validate, crds, convert, plan, install,
+argocd-health, completion.
 
     t9k-sdk render jobs/ --out-dir manifests/  # one YAML file per job
     t9k-sdk render pkg.jobs > jobs.yaml      # or one multi-document stream on stdout
@@ -477,6 +478,71 @@ def _cmd_install(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _write_tree(directory: Path, files: Mapping[str, str]) -> list[Path]:
+    """Write `files` (relative path -> text) below `directory`: all of them or, on an error,
+    none (each is written to a temporary name beside it first, then all are renamed)."""
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"{directory}: exists and is not a directory")
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, text in files.items():
+            final = directory / name
+            final.parent.mkdir(parents=True, exist_ok=True)
+            temp = final.with_name(f".{final.name}.tmp")
+            staged.append((temp, final))
+            temp.write_text(text, encoding="utf-8")
+    except OSError:
+        for temp, _ in staged:
+            temp.unlink(missing_ok=True)
+        raise
+    for temp, final in staged:
+        temp.replace(final)
+    return [final for _, final in staged]
+
+
+def _cmd_argocd_health(args: argparse.Namespace) -> int:
+    from t9k_sdk import argocd
+
+    if args.out_dir is not None:
+        if args.output is not None:
+            raise UsageError(
+                f"-o {args.output} and --out-dir: --out-dir writes every file (the scripts and"
+                f" {argocd.PATCH_FILE}); give one or the other"
+            )
+        directory = Path(args.out_dir)
+        try:
+            written = _write_tree(directory, argocd.deploy_files())
+        except OSError as exc:
+            error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
+            return EXIT_FAILED
+        print(f"wrote {_plural(len(written), 'file')} to {directory}:", file=sys.stderr)
+        for path in written:
+            print(f"  {path}", file=sys.stderr)
+        return EXIT_OK
+    if args.output == "lua":
+        sys.stdout.write(argocd.health_lua())
+    elif args.output == "json":
+        print_data(argocd.argocd_cm_patch(), "json")
+    else:
+        sys.stdout.write(argocd.argocd_cm_patch_yaml())
+    return EXIT_OK
+
+
+_ARGOCD_HEALTH_HELP = """\
+Print the Argo CD health check of GenericJob, DeepSpeedJob and ColossalAIJob: a patch of Argo
+CD's argocd-cm ConfigMap with one key per kind
+(resource.customizations.health.batch.tensorstack.dev_<Kind>) holding the Lua script. Without
+it Argo CD shows a job as Healthy as soon as it exists; with it a job is Progressing while it
+waits and runs, Healthy once it succeeded, Degraded when it failed or is blocked, Suspended while
+paused.
+
+Apply it to a running Argo CD with kubectl, or add the file to the kustomization that installs
+Argo CD (`patches: [{path: argocd-cm-patch.yaml}]`). -o lua prints the script alone (the same
+for the three kinds); --out-dir DIR writes it in Argo CD's resource_customizations layout,
+DIR/resource_customizations/batch.tensorstack.dev/<Kind>/health.lua, with DIR/argocd-cm-patch.yaml.
+See docs/how-to/argocd-health.md.
+"""
+
 _PLAN_HELP = """\
 Show what the operator would create for each job, without a cluster: pods (with their commands,
 as the operator rewrites them), services, the SSH secret, the hostfile config map and the
@@ -587,7 +653,8 @@ def _output_options(parser: argparse.ArgumentParser, directory_help: str) -> Non
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register render, validate, crds, convert, plan and install on `t9k-sdk`'s commands."""
+    """Register render, validate, crds, convert, plan, install and argocd-health on `t9k-sdk`'s
+    commands."""
     fmt = argparse.RawDescriptionHelpFormatter
     render = sub.add_parser(
         "render",
@@ -713,6 +780,31 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         help="write a Helm chart to DIR instead of printing YAML",
     )
     install.set_defaults(run=_cmd_install, parser=install)
+
+    argocd_health = sub.add_parser(
+        "argocd-health",
+        help="print the Argo CD health check of the job kinds (an argocd-cm patch)",
+        description=_ARGOCD_HEALTH_HELP,
+        epilog="examples:\n  t9k-sdk argocd-health > argocd-cm-patch.yaml\n"
+        "  kubectl patch configmap argocd-cm -n argocd --patch-file argocd-cm-patch.yaml\n"
+        "  t9k-sdk argocd-health -o lua > health.lua\n"
+        "  t9k-sdk argocd-health --out-dir deploy/argocd/\n\n" + _EPILOG,
+        formatter_class=fmt,
+    )
+    argocd_health.add_argument(
+        "-o",
+        "--output",
+        choices=("yaml", "json", "lua"),
+        default=None,
+        help="yaml (default: the argocd-cm patch), json (the same patch), or lua (the script)",
+    )
+    argocd_health.add_argument(
+        "--out-dir",
+        metavar="DIR",
+        help="write the scripts in Argo CD's resource_customizations layout and"
+        " argocd-cm-patch.yaml into DIR",
+    )
+    argocd_health.set_defaults(run=_cmd_argocd_health, parser=argocd_health)
 
 
 def add_completion(

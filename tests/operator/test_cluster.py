@@ -230,8 +230,11 @@ def test_a_repeated_event_bumps_the_existing_events_count(
     assert patch["count"] == 2
 
 
-def test_events_take_their_tokens_from_their_own_bucket(api: FakeApiClient) -> None:
-    """A burst of Events (one per pod created) must not use up the tokens of the creates."""
+def test_events_and_status_writes_take_their_tokens_from_buckets_of_their_own(
+    api: FakeApiClient,
+) -> None:
+    """A burst of Events (one per pod created) must not use up the tokens of the creates, nor
+    may a job's status write wait behind other jobs' creates (client-go: a bucket per client)."""
     taken: list[str] = []
 
     class Bucket:
@@ -241,10 +244,16 @@ def test_events_take_their_tokens_from_their_own_bucket(api: FakeApiClient) -> N
         def take(self) -> None:
             taken.append(self.name)
 
-    cluster = Cluster(api, limiter=Bucket("jobs"), event_limiter=Bucket("events"))  # type: ignore[arg-type]
+    cluster = Cluster(
+        api,
+        limiter=Bucket("jobs"),  # type: ignore[arg-type]
+        event_limiter=Bucket("events"),  # type: ignore[arg-type]
+        status_limiter=Bucket("status"),  # type: ignore[arg-type]
+    )
     cluster.record_events(job(), [Event("Normal", "Running", "The job is running.")])
+    cluster.replace_status(job(), {"phase": "Running"})
     cluster.list(PODS)
-    assert taken == ["events", "jobs"]
+    assert taken == ["events", "status", "jobs"]
 
 
 # --- the ClusterRole against the requests made --------------------------------------------------
