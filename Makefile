@@ -146,8 +146,9 @@ argocd-testdata: $(STAMP) cluster-binaries gitops-binaries ## Re-record deploy/a
 	$(MAKE) argocd-health
 
 .PHONY: golden
-golden: $(STAMP) ## Rewrite the golden YAML twins of the examples after an intended change
+golden: $(STAMP) ## Rewrite the golden YAML twins of the examples and examples/gitops/manifests after an intended change
 	T9K_REGENERATE=1 $(BIN)/python -m pytest -q tests/sdk/test_examples.py
+	cd examples/gitops && $(CURDIR)/$(BIN)/t9k-sdk render jobs/ --out-dir manifests --kustomization --prune
 
 .PHONY: docs
 docs: $(STAMP) ## Build the documentation site into site/

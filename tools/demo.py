@@ -128,8 +128,15 @@ def render_and_validate(out: Out) -> list[dict[str, Any]]:
         shutil.rmtree(MANIFESTS)
     run_shown(
         out,
-        [T9K_SDK, "render", str(EXAMPLES.relative_to(REPO_ROOT)), "--out-dir", ".demo/manifests"],
-        "t9k-sdk render examples/ --out-dir .demo/manifests",
+        # the top-level examples only: examples/gitops/ is a repository layout of its own
+        [
+            T9K_SDK,
+            "render",
+            *(str(p.relative_to(REPO_ROOT)) for p in sorted(EXAMPLES.glob("*.py"))),
+            "--out-dir",
+            ".demo/manifests",
+        ],
+        "t9k-sdk render examples/*.py --out-dir .demo/manifests",
     )
     files = sorted(MANIFESTS.glob("*.yaml"))
     run_shown(

@@ -5,6 +5,7 @@
 #
 #   tools/ensure-gitops-binaries.sh                  # build what is missing, print the directories
 #   tools/ensure-gitops-binaries.sh --print-lua-dir  # the Lua runner's directory (argocd-lua)
+#   tools/ensure-gitops-binaries.sh --print-crds-dir # Argo CD's and Flux's CRDs
 #
 # Wrapper modules with their go.sum live in tools/gobuild/<name>/.
 set -euo pipefail
@@ -18,6 +19,7 @@ source "$here/build-common.sh"
 # Where a test finds one tool's directory without building anything (each section's own flag).
 case "${1:-}" in
   --print-lua-dir) echo "$T9K_LUA_BIN_DIR"; exit 0 ;;  # argocd-lua
+  --print-crds-dir) echo "$T9K_GITOPS_CRDS_DIR"; exit 0 ;;  # Argo CD's and Flux's CRDs
 esac
 
 # --- helm (owner: install helper) ---
@@ -80,3 +82,60 @@ ensure "argocd-lua (gopher-lua $GOPHER_LUA_VERSION)" build_argocd_lua argocd-lua
 echo "$bin_dir"
 
 # --- Argo CD and Flux CRDs (owner: gitops-docs helper) ---
+# Copied from the Go modules themselves (what `go mod download` verifies against sum.golang.org),
+# not from release downloads: Argo CD's Application and AppProject, Flux's Kustomization and
+# GitRepository (and the other source kinds). examples/gitops is dry-run applied against them.
+# These modules declare `go 1.27`: with GOTOOLCHAIN=local an older go still downloads and verifies
+# the zip but reports an error instead of the directory, so the files are read from the zip.
+gitops_crds() {
+  local out="$T9K_GITOPS_CRDS_DIR"
+  [[ -f "$out/.complete" ]] && return 0
+  if ! command -v go >/dev/null 2>&1; then
+    echo "error: Go is needed to fetch Argo CD's and Flux's CRDs (go1.25 or newer on PATH)." >&2
+    exit 1
+  fi
+  log_crds() { printf '[ensure-gitops-binaries] %s\n' "$*" >&2; }
+  log_crds "fetching Argo CD $ARGOCD_VERSION and Flux kustomize-controller $FLUX_KUSTOMIZE_VERSION," \
+    "source-controller $FLUX_SOURCE_VERSION CRDs from the Go module proxy into $out"
+  local tmp
+  tmp="$(mktemp -d)"
+  # outside any module (GOFLAGS without -mod), with the same proxy and checksum database
+  local spec module version zip
+  for spec in \
+    "github.com/argoproj/argo-cd/v3@$ARGOCD_VERSION manifests/crds/application-crd.yaml manifests/crds/appproject-crd.yaml" \
+    "github.com/fluxcd/kustomize-controller@$FLUX_KUSTOMIZE_VERSION config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml" \
+    "github.com/fluxcd/source-controller@$FLUX_SOURCE_VERSION config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml config/crd/bases/source.toolkit.fluxcd.io_helmrepositories.yaml config/crd/bases/source.toolkit.fluxcd.io_helmcharts.yaml config/crd/bases/source.toolkit.fluxcd.io_buckets.yaml"; do
+    read -r module_at files <<<"$spec"
+    module="${module_at%@*}"
+    version="${module_at#*@}"
+    # exit status ignored: see above; the zip exists only once downloaded and verified
+    zip="$( (cd "$tmp" && GOTOOLCHAIN=local GOWORK=off GOFLAGS=-modcacherw go mod download -json "$module_at" \
+      || true) | sed -n 's/^[[:space:]]*"Zip": "\(.*\)",$/\1/p')"
+    if [[ -z "$zip" || ! -f "$zip" ]]; then
+      echo "error: could not download the Go module $module_at (see \`go mod download -json $module_at\`)" >&2
+      rm -rf "$tmp"
+      exit 1
+    fi
+    # shellcheck disable=SC2086
+    python3 - "$zip" "$module@$version" "$tmp/crds" $files <<'PY'
+import pathlib, sys, zipfile
+archive, prefix, out, *names = sys.argv[1:]
+pathlib.Path(out).mkdir(exist_ok=True)
+with zipfile.ZipFile(archive) as z:
+    for name in names:
+        try:
+            data = z.read(f"{prefix}/{name}")
+        except KeyError:
+            sys.exit(f"error: {prefix} has no {name}")
+        pathlib.Path(out, name.rsplit("/", 1)[-1]).write_bytes(data)
+PY
+  done
+  touch "$tmp/crds/.complete"
+  mkdir -p "$(dirname "$out")"
+  rm -rf "$out" && mv "$tmp/crds" "$out"
+  rm -rf "$tmp"
+}
+
+# (`--print-crds-dir`, handled at the top, prints its directory.)
+gitops_crds
+echo "$T9K_GITOPS_CRDS_DIR"

@@ -203,7 +203,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     with _connect(args) as client:
         for item in jobs:
             try:
-                live, merged = client.diff(item.job, args.namespace)
+                live, merged = client.diff(
+                    item.job, args.namespace, field_manager=args.field_manager
+                )
             except ClientError as exc:
                 failed = True
                 error(f"{_ref(item.job)} ({item.origin}): {exc}")
@@ -832,13 +834,25 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "a unified diff between its live object and the object the API server would store\n"
         "(a server-side dry run of the apply: nothing is changed). A job that does not exist yet\n"
         "is shown as all new. managedFields and resourceVersion are left out. Reads FILE as\n"
-        "apply does.",
-        "  t9k-sdk diff -f manifests/\n  t9k-sdk render jobs/ | t9k-sdk diff -f -",
+        "apply does (a directory's kustomization.yaml is skipped).\n\n"
+        "The dry run applies as field manager t9k-sdk, so a field another tool applied and the\n"
+        "file no longer has is not shown as removed. To see what the GitOps tool that applies\n"
+        "the jobs would change, removals included, diff as its field manager: Flux's\n"
+        "kustomize-controller, or Argo CD's argocd-controller (with ServerSideApply=true).",
+        "  t9k-sdk diff -f manifests/\n  t9k-sdk render jobs/ | t9k-sdk diff -f -\n"
+        "  t9k-sdk diff -f manifests/ -n ml-team --field-manager kustomize-controller",
         _cmd_diff,
         exit_status=exit_status_help(DIFF_EXIT_CODES, " (as kubectl diff)"),
         failure=EXIT_DIFF_ERROR,
     )
     files(p, required=True)
+    p.add_argument(
+        "--field-manager",
+        default="t9k-sdk",  # the client's FIELD_MANAGER (not imported: the client is an extra)
+        metavar="NAME",
+        help="apply (dry run) as this field manager, as kubectl diff --field-manager (default:"
+        " t9k-sdk); kustomize-controller for Flux, argocd-controller for Argo CD",
+    )
 
     p = verb(
         "get",

@@ -36,6 +36,7 @@ from t9k_sdk.cli._errors import (
     print_data,
     warn,
 )
+from t9k_sdk.cli._kustomize import plan_out_dir
 from t9k_sdk.cli._sources import Built, Manifest
 from t9k_sdk.crds import generate_crds
 from t9k_sdk.errors import (
@@ -277,6 +278,9 @@ def _format_and_directory(args: argparse.Namespace) -> tuple[str, Path | None]:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     output, directory = _format_and_directory(args)
+    for flag, on in (("--kustomization", args.kustomization), ("--prune", args.prune)):
+        if on and directory is None:
+            raise UsageError(f"{flag} works with --out-dir DIR (it acts on the files in DIR)")
     result = _sources.load_jobs(_sources.expand(args.paths, _sources.RENDER))
     if directory is not None:
         result.errors.extend(_file_collisions(result.jobs))
@@ -303,16 +307,44 @@ def _cmd_render(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(codecs.dump_all_yaml(b.job for b in result.jobs))
         return EXIT_OK
-    files = {b.filename: codecs.dump_all_yaml([b.job]) for b in result.jobs}
+    jobs = {b.filename: codecs.dump_all_yaml([b.job]) for b in result.jobs}
     try:
-        written = _write_files(directory, files)
+        plan = plan_out_dir(directory, jobs, kustomization=args.kustomization, prune=args.prune)
+    except UsageError as exc:
+        error(f"{exc}; nothing was written")
+        return EXIT_FAILED
+    try:
+        written = _write_files(directory, plan.files)
     except OSError as exc:
         error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
         return EXIT_FAILED
-    print(f"wrote {_plural(len(written), 'manifest')} to {directory}:", file=sys.stderr)
-    for built, path in zip(result.jobs, written, strict=True):
+    print(f"wrote {_plural(len(result.jobs), 'manifest')} to {directory}:", file=sys.stderr)
+    for built, path in zip(result.jobs, written, strict=False):
         print(f"  {path}  ({built.title} from {built.origin})", file=sys.stderr)
-    return EXIT_OK
+    if plan.kustomization is not None:
+        if plan.kustomization_created:
+            print(f"wrote {directory / plan.kustomization}", file=sys.stderr)
+        elif plan.kustomization_changed:
+            print(f"updated resources in {directory / plan.kustomization}", file=sys.stderr)
+        else:
+            print(f"{directory / plan.kustomization} unchanged", file=sys.stderr)
+    failed = False
+    for path in plan.prune:
+        try:
+            path.unlink()
+        except OSError as exc:
+            error(f"cannot delete {path}: {exc.strerror or exc}")
+            failed = True
+            continue
+        print(f"deleted {path}  (rendered earlier; its job is gone)", file=sys.stderr)
+    for path in plan.stale:
+        listed = " (no longer listed in the kustomization)" if plan.kustomization else ""
+        warn(
+            f"{path} was rendered earlier but its job is gone; left in place{listed}: a GitOps"
+            " tool applying the directory would keep applying it. Delete it, or render again"
+            " with --prune"
+        )
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -565,7 +597,10 @@ manifests are not read (a usage error): `t9k-sdk convert` rewrites them.
 
 Without --out-dir the jobs go to stdout as one multi-document YAML stream (-o json: one JSON
 object, or a List of several). With --out-dir DIR each job is written to DIR/<kind>-<name>.yaml
-(e.g. deepspeedjob-bert.yaml); files are written only if every job is valid.
+(e.g. deepspeedjob-bert.yaml), starting with a comment line that marks it as rendered; files
+are written only if every job is valid. --kustomization also writes DIR/kustomization.yaml
+listing them (for Argo CD, Flux or `kubectl apply -k`); --prune deletes the files an earlier
+render wrote whose job is gone (files without the header line are never deleted).
 
 -o is an output format, as everywhere in t9k-sdk and kubectl. The older `-o DIR` still works
 as --out-dir DIR, with a warning.
@@ -625,7 +660,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "render",
         help="write the jobs defined in Python files as YAML manifests",
         description=_RENDER_HELP,
-        epilog="examples:\n  t9k-sdk render jobs/ --out-dir manifests/\n  t9k-sdk render"
+        epilog="examples:\n  t9k-sdk render jobs/ --out-dir manifests/\n"
+        "  t9k-sdk render jobs/ --out-dir manifests/ --kustomization --prune\n  t9k-sdk render"
         " jobs/bert.py > bert.yaml\n  t9k-sdk render mypkg.jobs\n\n" + _EPILOG,
         formatter_class=fmt,
     )
@@ -633,6 +669,18 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "paths", nargs="+", metavar="PATH", help="a .py file, a directory or a module"
     )
     _output_options(render, "write one file per job into DIR (created if missing)")
+    render.add_argument(
+        "--kustomization",
+        action="store_true",
+        help="also write DIR/kustomization.yaml listing the job files (an existing one keeps its"
+        " other keys and entries; only the jobs' entries in `resources` are rewritten)",
+    )
+    render.add_argument(
+        "--prune",
+        action="store_true",
+        help="delete the job files an earlier render wrote into DIR whose job is gone (only"
+        " files that start with render's header line)",
+    )
     render.set_defaults(run=_cmd_render, parser=render)
 
     validate = sub.add_parser(

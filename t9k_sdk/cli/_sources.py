@@ -6,7 +6,8 @@ An input argument is one of:
 * a file: `*.py` is a Python file defining jobs, anything else a YAML (or JSON) stream;
 * a directory: its `*.yaml`, `*.yml` and `*.json` files (not those of its subdirectories, as
   `kubectl apply -f DIR`), and its `*.py` files at any depth (directories whose name starts with
-  `.` or `_` are skipped), each sorted by path;
+  `.` or `_` are skipped), each sorted by path; its kustomization file is skipped (with a note
+  when kustomize would build something else from the files);
 * a module name importable from the current directory (`pkg.jobs`): Python.
 
 What each command accepts (`Accepts`):
@@ -44,6 +45,7 @@ from pydantic import BaseModel, ValidationError
 
 from t9k_sdk import _yaml, builders, codecs, models
 from t9k_sdk.cli._errors import UsageError, say
+from t9k_sdk.cli._kustomize import is_kustomization, kustomization_differences
 from t9k_sdk.errors import (
     InvalidManifestError,
     InvalidYAMLError,
@@ -216,7 +218,11 @@ def expand(args: Sequence[str], accepts: Accepts, *, python: bool = False) -> li
             found.append(Manifest(STDIN))
         elif path.is_dir():
             if accepts.manifests:
-                found.extend(Manifest(str(p), p) for p in _manifest_files(path))
+                files = _manifest_files(path)
+                jobs = [p for p in files if not is_kustomization(p)]
+                for k in (p for p in files if is_kustomization(p)):
+                    _skipped_kustomization(k, jobs, accepts)
+                found.extend(Manifest(str(p), p) for p in jobs)
             py_files = _python_files(path)
             if take_python:
                 found.extend(PythonSource(str(p), p) for p in py_files)
@@ -229,6 +235,13 @@ def expand(args: Sequence[str], accepts: Accepts, *, python: bool = False) -> li
         elif path.is_file():
             if path.suffix == ".py":
                 found.append(_python(arg, accepts, take_python, PythonSource(arg, path)))
+            elif accepts.manifests and is_kustomization(path):
+                raise UsageError(
+                    f"{arg}: kustomize's file, not a job manifest; give its directory"
+                    f" ({path.parent}: its job files are read, the kustomization skipped), or"
+                    f" what kustomize builds: `kubectl kustomize {path.parent} | t9k-sdk"
+                    f" {accepts.verb} -f -`"
+                )
             elif accepts.manifests:
                 found.append(Manifest(arg, path))
             else:
@@ -258,6 +271,20 @@ def expand(args: Sequence[str], accepts: Accepts, *, python: bool = False) -> li
         key = item.path.resolve() if item.path is not None else item.label
         unique.setdefault(key, item)
     return list(unique.values())
+
+
+def _skipped_kustomization(path: Path, files: Sequence[Path], accepts: Accepts) -> None:
+    """Say so when skipping a directory's kustomization file leaves out what kustomize would do
+    (nothing is said for one that only lists the directory's files, as render writes it)."""
+    differences = kustomization_differences(path, files)
+    if differences:
+        flag = "-f " if accepts.python == "flag" else ""
+        say(
+            f"note: read the files of {path.parent} as they are, not as kustomize builds them"
+            f" ({path.name}: {'; '.join(differences)}). To {accepts.verb} what kustomize"
+            f" builds: `kubectl kustomize {path.parent} | t9k-sdk {accepts.verb} {flag}-`",
+            sys.stderr,
+        )
 
 
 def _python(arg: str, accepts: Accepts, take: bool, source: PythonSource) -> PythonSource:

@@ -368,17 +368,31 @@ class Client:
         return Applied(_without_warnings(stored), action, dry_run=dry_run)
 
     def diff(
-        self, job: JobLike, namespace: str | None = None
+        self,
+        job: JobLike,
+        namespace: str | None = None,
+        *,
+        field_manager: str = FIELD_MANAGER,
     ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """(live, merged): the job as it is on the cluster (None if it does not exist) and as it
         would be after `apply`, both from the API server (a server-side dry run: nothing is
-        stored), without `managedFields`. Equal when applying would change nothing."""
-        before, stored = self._apply(job, namespace, dry_run=True)
+        stored), without `managedFields`. Equal when applying would change nothing.
+
+        `field_manager`: apply as this field manager (`kustomize-controller` for Flux,
+        `argocd-controller` for Argo CD's server-side apply). A field is removed from the merged
+        object only if that manager set it before: diff as the tool that applies the jobs to see
+        the fields a merge would remove."""
+        before, stored = self._apply(job, namespace, dry_run=True, field_manager=field_manager)
         live = _comparable(before) if before is not None else None
         return live, _comparable(stored)
 
     def _apply(
-        self, job: JobLike, namespace: str | None, *, dry_run: bool
+        self,
+        job: JobLike,
+        namespace: str | None,
+        *,
+        dry_run: bool,
+        field_manager: str = FIELD_MANAGER,
     ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
         """(before, after) of a server-side apply; `dry_run`: nothing is stored."""
         manifest = _apply_manifest(job)
@@ -397,7 +411,7 @@ class Client:
             before: dict[str, Any] | None = self._request("GET", url, k, meta["name"], ns)
         except JobNotFoundError:
             before = None
-        query: dict[str, Any] = {"fieldManager": FIELD_MANAGER, "force": True}
+        query: dict[str, Any] = {"fieldManager": field_manager, "force": True}
         if dry_run:
             query["dryRun"] = "All"
         stored = self._request(

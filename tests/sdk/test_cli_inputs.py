@@ -216,7 +216,7 @@ class _Client:
             raise self.outcome
         return job
 
-    def diff(self, job: Any, namespace: str | None) -> Any:
+    def diff(self, job: Any, namespace: str | None, *, field_manager: str = "t9k-sdk") -> Any:
         return self._diff
 
 
