@@ -17,6 +17,24 @@ source "$here/build-common.sh"
 # --- helm (owner: install helper) ---
 
 # --- kstatus (owner: kstatus helper) ---
+# tools/gobuild/kstatus/main.go: status.Compute from sigs.k8s.io/cli-utils (CLI_UTILS_VERSION, the
+# version go.mod requires) on objects read from files or stdin, one JSON result per object. What
+# Flux's health checks and kpt say about a job, without a cluster (tests/cluster/test_kstatus.py).
+#   tools/ensure-gitops-binaries.sh --print-kstatus-dir   # where it is (or will be) built
+if [[ "${1:-}" == "--print-kstatus-dir" ]]; then
+  echo "$T9K_KSTATUS_BIN_DIR"
+  exit 0
+fi
+build_kstatus() {
+  (cd "$here/gobuild/kstatus" && go build -o "$T9K_KSTATUS_BIN_DIR/kstatus" .)
+}
+(
+  build_setup gitops-binaries "$T9K_KSTATUS_BIN_DIR" "kstatus (sigs.k8s.io/cli-utils)"
+  ensure "kstatus (cli-utils $CLI_UTILS_VERSION)" build_kstatus kstatus
+  grep -q "sigs.k8s.io/cli-utils $CLI_UTILS_VERSION\$" "$here/gobuild/kstatus/go.mod" ||
+    { log "tools/gobuild/kstatus/go.mod does not require cli-utils $CLI_UTILS_VERSION"; exit 1; }
+  printf '%-26s %s\n' "kstatus" "$T9K_KSTATUS_BIN_DIR/kstatus (cli-utils $CLI_UTILS_VERSION)" >&2
+)
 
 # --- argocd-lua (owner: argocd helper) ---
 
