@@ -231,7 +231,15 @@ class ConditionStatus(StrEnum):
 
 
 class JobConditionType(StrEnum):
-    """Type of a job condition."""
+    """Type of a job condition.
+
+    Initialized, Running, ReplicaFailure, Completed, Failed and Paused are T9k's. Ready,
+    Reconciling and Stalled are a t9k-sdk extension: the kstatus conditions that Flux, kpt,
+    `kubectl wait --for=condition=Ready` and other GitOps tools read health from. Ready=True: the
+    job is where its spec asks (running, succeeded, or paused as asked). Reconciling=True: it is on
+    its way there (pods being created, resuming, pausing). Stalled=True: it will not get there by
+    itself (it failed, or a problem blocks it).
+    """
 
     INITIALIZED = "Initialized"
     RUNNING = "Running"
@@ -239,6 +247,9 @@ class JobConditionType(StrEnum):
     COMPLETED = "Completed"
     FAILED = "Failed"
     PAUSED = "Paused"
+    READY = "Ready"
+    RECONCILING = "Reconciling"
+    STALLED = "Stalled"
 
 
 class CleanUpPolicy(StrEnum):
@@ -372,7 +383,7 @@ class JobCondition(K8sPassthroughModel):
     """JobCondition describes the current state of a job."""
 
     type: JobConditionType
-    """Type of job condition: Initialized, Running, ReplicaFailure, Completed, Failed or Paused."""
+    """Type of job condition: Initialized, Running, ReplicaFailure, Completed, Failed or Paused; and (t9k-sdk extension, the kstatus conditions GitOps tools read) Ready, Reconciling or Stalled."""
     status: ConditionStatus
     """Status of the condition, one of True, False, Unknown."""
     last_transition_time: Time | None = None
@@ -384,6 +395,8 @@ class JobCondition(K8sPassthroughModel):
 
 
 class _JobStatus(K8sPassthroughModel):
+    observed_generation: Int | None = None
+    """(t9k-sdk extension) The metadata.generation of the spec the operator last acted on; behind metadata.generation while a spec edit is not yet observed (kstatus, Flux and Argo CD then report the job in progress)."""
     tasks: list[Tasks] | None = None
     """An array of status of individual tasks."""
     phase: JobPhase | None = None

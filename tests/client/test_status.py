@@ -117,7 +117,10 @@ def test_wait_targets_parse_as_kubectl_wait_spells_them(text: str, expected: Wai
     [
         ("Succeeded", "expected phase=PHASE or condition=TYPE"),
         ("phase=Done", "unknown phase 'Done': expected one of Pending, Running"),
-        ("condition=Ready", "unknown condition 'Ready'"),
+        (
+            "condition=Healthy",
+            "unknown condition 'Healthy': expected one of Initialized, Running, ReplicaFailure, Completed, Failed, Paused, Ready, Reconciling, Stalled",
+        ),
         ("condition=Completed=yes", "True or False"),
         ("state=Running", "expected phase=... or condition=..."),
     ],
