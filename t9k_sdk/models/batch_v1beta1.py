@@ -395,7 +395,7 @@ class JobCondition(K8sPassthroughModel):
 
 
 class _JobStatus(K8sPassthroughModel):
-    observed_generation: Int | None = None
+    observed_generation: Int | None = wire_default(0)
     """(t9k-sdk extension) The metadata.generation of the spec the operator last acted on; behind metadata.generation while a spec edit is not yet observed (kstatus, Flux and Argo CD then report the job in progress)."""
     tasks: list[Tasks] | None = None
     """An array of status of individual tasks."""
@@ -921,8 +921,8 @@ class GenericJob(_Job):
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: GenericJobSpec
     """The desired state of the job."""
-    status: GenericJobStatus | None = None
-    """The observed state of the job, written by the controller."""
+    status: GenericJobStatus | None = wire_default({})
+    """The observed state of the job, written by the controller. Until the controller first writes it, the API server shows `{observedGeneration: 0}`, so that kstatus-based tools see a job not yet observed as in progress."""
 
     def _longest_pod_suffix(self) -> int:
         return max(
@@ -1267,8 +1267,8 @@ class ColossalAIJob(_Job):
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: ColossalAIJobSpec
     """The desired state of the job."""
-    status: ColossalAIJobStatus | None = None
-    """The observed state of the job, written by the controller."""
+    status: ColossalAIJobStatus | None = wire_default({})
+    """The observed state of the job, written by the controller. Until the controller first writes it, the API server shows `{observedGeneration: 0}`, so that kstatus-based tools see a job not yet observed as in progress."""
 
     def _longest_pod_suffix(self) -> int:
         return max(
@@ -1649,8 +1649,8 @@ class DeepSpeedJob(_Job):
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: DeepSpeedJobSpec
     """The desired state of the job."""
-    status: DeepSpeedJobStatus | None = None
-    """The observed state of the job, written by the controller."""
+    status: DeepSpeedJobStatus | None = wire_default({})
+    """The observed state of the job, written by the controller. Until the controller first writes it, the API server shows `{observedGeneration: 0}`, so that kstatus-based tools see a job not yet observed as in progress."""
 
     def _longest_pod_suffix(self) -> int:
         return len("-worker-") + len(str(max(self.spec.max_workers - 1, 0)))
