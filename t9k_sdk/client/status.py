@@ -120,14 +120,25 @@ def stuck_of(job: Mapping[str, Any]) -> Stuck | None:
         pod, message = barrier
         return Stuck("BarrierTimeout", f"{pod}: {message}", None, immediate=True)
     running = condition(job, models.JobConditionType.RUNNING.value)
-    if running is None or running.get("status") != "False":
-        return None
-    reason = str(running.get("reason") or "")
-    if reason not in STUCK_REASONS:
-        return None
-    return Stuck(
-        reason, str(running.get("message") or reason), parse_time(running.get("lastTransitionTime"))
-    )
+    if running is not None and running.get("status") == "False":
+        reason = str(running.get("reason") or "")
+        if reason in STUCK_REASONS:
+            return Stuck(
+                reason,
+                str(running.get("message") or reason),
+                parse_time(running.get("lastTransitionTime")),
+            )
+    # The operator's own verdict (t9k-sdk's kstatus conditions): something blocks the job, such
+    # as an object of someone else's holding the name of one of its children.
+    stalled = condition(job, models.JobConditionType.STALLED.value)
+    if stalled is not None and stalled.get("status") == "True":
+        reason = str(stalled.get("reason") or "Stalled")
+        return Stuck(
+            reason,
+            str(stalled.get("message") or reason),
+            parse_time(stalled.get("lastTransitionTime")),
+        )
+    return None
 
 
 class StuckClock:

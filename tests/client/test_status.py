@@ -211,6 +211,23 @@ def test_ordinary_waiting_is_not_stuck(reason: str) -> None:
     assert stuck_of(job("Pending", ("Running", "False", reason, "Waiting for 1 of 3"))) is None
 
 
+def test_a_stalled_job_is_stuck_with_the_reason_and_message_of_its_stalled_condition() -> None:
+    message = "Pod mnist-worker-0 exists but is not this job's: it has no controller owner."
+    blocked = job(
+        "Pending",
+        ("Running", "False", "NameConflict", message),
+        ("Stalled", "True", "NameConflict", message),
+    )
+    stuck = stuck_of(blocked)
+    assert stuck is not None
+    assert (stuck.reason, stuck.message, stuck.since) == ("NameConflict", message, T0)
+    assert errors.stuck_error_class("NameConflict") is errors.JobStuckError
+    assert evaluate(blocked, WaitTarget.condition("Ready")).state == "stuck"
+    fine = job("Running", ("Ready", "True", "Running", "ok"), ("Stalled", "False", "Running", "ok"))
+    assert stuck_of(fine) is None
+    assert evaluate(fine, WaitTarget.condition("Ready")).state == "reached"
+
+
 def test_a_finished_job_is_never_stuck() -> None:
     failed = job("Failed", ("Running", "False", "Unschedulable", "x"))
     assert stuck_of(failed) is None
