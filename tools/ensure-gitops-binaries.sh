@@ -20,11 +20,7 @@ source "$here/build-common.sh"
 # tools/gobuild/kstatus/main.go: status.Compute from sigs.k8s.io/cli-utils (CLI_UTILS_VERSION, the
 # version go.mod requires) on objects read from files or stdin, one JSON result per object. What
 # Flux's health checks and kpt say about a job, without a cluster (tests/cluster/test_kstatus.py).
-#   tools/ensure-gitops-binaries.sh --print-kstatus-dir   # where it is (or will be) built
-if [[ "${1:-}" == "--print-kstatus-dir" ]]; then
-  echo "$T9K_KSTATUS_BIN_DIR"
-  exit 0
-fi
+# Tests find it in $T9K_KSTATUS_BIN_DIR as tools/versions.sh sets it (tests/kstatus_runner.py).
 build_kstatus() {
   (cd "$here/gobuild/kstatus" && go build -o "$T9K_KSTATUS_BIN_DIR/kstatus" .)
 }
