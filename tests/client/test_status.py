@@ -106,6 +106,8 @@ UNSCHEDULABLE = job(
         ("condition=Completed", WaitTarget("condition", "Completed", "True")),
         ("condition=paused=false", WaitTarget("condition", "Paused", "False")),
         ("Condition=ReplicaFailure=True", WaitTarget("condition", "ReplicaFailure", "True")),
+        ("condition=ready", WaitTarget("condition", "Ready", "True")),
+        ("condition=Stalled=False", WaitTarget("condition", "Stalled", "False")),
     ],
 )
 def test_wait_targets_parse_as_kubectl_wait_spells_them(text: str, expected: WaitTarget) -> None:

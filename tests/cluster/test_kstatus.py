@@ -7,6 +7,7 @@ t9k_sdk/reconcile/status.py (docs/operator/semantics.md, "Health for GitOps tool
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 from collections.abc import Iterator, Mapping
@@ -253,3 +254,73 @@ def test_a_status_written_by_someone_else_is_refused_or_rewritten(
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "Running" in out
+
+
+# --- the pure core's statuses, read by the real kstatus (no cluster needed) -----------------------
+
+
+def _sim_states() -> dict[str, dict[str, Any]]:
+    """A GenericJob through the states of the table, as the pure core writes them."""
+    from tests.reconcile.sim import Sim
+
+    def job(**spec: Any) -> dict[str, Any]:
+        manifest = generic_job("sim", replica("worker", 1), **spec)
+        manifest["metadata"].update(generation=1, uid="u", namespace="ns")
+        return manifest
+
+    out: dict[str, dict[str, Any]] = {}
+    sim = Sim(job())
+    out["created"] = {**sim.job, "status": {"observedGeneration": 0}}
+    sim.step()
+    out["pending"] = copy.deepcopy(sim.job)
+    sim.run()
+    sim.settle()
+    out["running"] = copy.deepcopy(sim.job)
+    sim.job["metadata"]["generation"] = 2
+    out["spec-edited"] = copy.deepcopy(sim.job)
+    sim.settle()
+    out["spec-observed"] = copy.deepcopy(sim.job)
+    sim.job["spec"]["runMode"] = {"pause": {"enabled": True}}
+    sim.job["metadata"]["generation"] = 3
+    sim.step()
+    out["pausing"] = copy.deepcopy(sim.job)
+    sim.drain_deletions()
+    sim.settle()
+    out["paused"] = copy.deepcopy(sim.job)
+    sim.job["spec"]["runMode"] = {"pause": {"enabled": False}}
+    sim.job["metadata"]["generation"] = 4
+    sim.step()
+    out["resuming"] = copy.deepcopy(sim.job)
+    sim.run()
+    sim.settle()
+    sim.finish("sim-worker-0", code=0)
+    sim.settle()
+    out["succeeded"] = copy.deepcopy(sim.job)
+
+    failing = Sim(job())
+    failing.settle()
+    failing.finish("sim-worker-0", code=1)
+    failing.settle()
+    out["failed"] = copy.deepcopy(failing.job)
+
+    blocked = Sim(job())
+    blocked.pods["sim-worker-0"] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "sim-worker-0", "namespace": "ns", "uid": "theirs"},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+        "status": {"phase": "Running"},
+    }
+    blocked.step()
+    out["blocked"] = copy.deepcopy(blocked.job)
+    return out
+
+
+def test_kstatus_reads_the_pure_cores_statuses_as_the_contract_says() -> None:
+    states = _sim_states()
+    names = sorted(states)
+    for state, result in zip(names, kstatus(*(states[n] for n in names)), strict=True):
+        assert result["status"] == EXPECTED[state][0], (state, result, states[state]["status"])
+        conditions = EXPECTED[state][1]
+        if conditions is not None:
+            assert health(states[state]) == conditions, state
