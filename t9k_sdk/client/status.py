@@ -34,6 +34,7 @@ __all__ = [
     "failure_of",
     "parse_time",
     "replica_counts",
+    "reported",
     "restarts",
     "stuck_of",
 ]
@@ -61,6 +62,13 @@ def parse_time(value: object) -> datetime | None:
 
 
 _status = o.status
+
+
+def reported(job: Mapping[str, Any]) -> bool:
+    """Whether an operator has written the job's status. Until one does, the API server shows
+    `status: {observedGeneration: 0}` (a default of the CRDs), or no status at all."""
+    status = o.status(job)
+    return any(k != "observedGeneration" or v for k, v in status.items())
 
 
 def phase_of(job: Mapping[str, Any]) -> str | None:
@@ -315,7 +323,7 @@ def progress_line(job: Mapping[str, Any]) -> str:
     failed = condition(job, models.JobConditionType.FAILED.value) or {}
     if phase in TERMINAL_PHASES:
         message = str(failed.get("message") or running.get("message") or "")
-    elif not o.status(job):
+    elif not reported(job):
         message = "waiting for the operator to report on the job"
     else:
         message = str(running.get("message") or "")

@@ -17,6 +17,7 @@ from t9k_sdk.client.status import (
     failure_of,
     progress_line,
     replica_counts,
+    reported,
     restarts,
     sort_events,
     stuck_of,
@@ -396,3 +397,14 @@ def codecs_job(manifest: dict[str, Any]) -> Any:
     from t9k_sdk import codecs
 
     return codecs.from_manifest(manifest)
+
+
+def test_a_status_only_the_api_server_defaulted_is_not_a_report() -> None:
+    unseen = job(None)
+    unseen["status"] = {"observedGeneration": 0}
+    assert not reported(unseen)
+    assert progress_line(unseen) == "Pending: waiting for the operator to report on the job"
+    assert reported(job("Pending"))
+    seen = job(None)
+    seen["status"] = {"observedGeneration": 1}
+    assert reported(seen)
