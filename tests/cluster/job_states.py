@@ -2,8 +2,16 @@
 
     from tests.cluster.job_states import STATES, collect_job_states
 
-    states = collect_job_states(jobs, client)   # {state: {kind: the live job, as a dict}}
+    @pytest.fixture(scope="module")
+    def states(e2e, custom, core_v1, kubeconfig):   # one operator per module (conftest's e2e)
+        driver = Jobs(custom, core_v1, e2e)
+        with Client(kubeconfig=str(kubeconfig), namespace=e2e.namespace) as sdk:
+            yield collect_job_states(driver, sdk)   # {state: {kind: the live job, as a dict}}
+            driver.close()
+
     states["paused"]["DeepSpeedJob"]["status"]["conditions"]
+
+tests/cluster/test_kstatus.py uses it that way.
 
 Each live job is what the API server returned (a GET, or the response of the patch that edited its
 spec), with its status as the operator wrote it, for checks that read status the way GitOps
@@ -12,7 +20,8 @@ control plane (kwok runs the pods; the `sim.t9k.dev/*` annotations decide how th
 
 | state         | how                                                                          |
 |---------------|------------------------------------------------------------------------------|
-| created       | the response of the create: no status yet                                    |
+| created       | the response of the create: nothing written yet (the API server shows the     |
+|               | CRDs' default status, `{observedGeneration: 0}`)                              |
 | pending       | pods whose nodeSelector matches no node (Running=False, Unschedulable)        |
 | pausing       | that job paused (t9k_sdk.client) while an admission policy refuses to delete |
 |               | one of its pods (a ValidatingAdmissionPolicy on the pod's label)              |
@@ -24,10 +33,13 @@ control plane (kwok runs the pods; the `sim.t9k.dev/*` annotations decide how th
 | succeeded     | that job's pods told to exit 0                                               |
 | failed        | pods that exit 1 with no restart left                                        |
 | invalid-spec  | a spec the API server accepts and the operator refuses (DeepSpeedJob and     |
-|               | ColossalAIJob only: every GenericJob the CRD admits is valid to the operator) |
+|               | ColossalAIJob only: we know of no GenericJob the CRD admits and the operator  |
+|               | refuses)                                                                      |
 | blocked       | a pod of someone else's holds the name of the job's first pod (NameConflict)  |
 
-The jobs of one call run in parallel; a call takes about 20 seconds. Names start with `st-`.
+The jobs of one call run in parallel; a call takes about 15 seconds. Names start with `st-`.
+The `pausing` state briefly needs a cluster-scoped ValidatingAdmissionPolicy (and its binding),
+named after the namespace and deleted before the call returns.
 """
 
 from __future__ import annotations
