@@ -242,6 +242,9 @@ def crd_for(
         {"name": "Phase", "type": "string", "jsonPath": ".status.phase",
          "description": "Where the job is in its lifecycle"},
         *_PRINTER_COLUMNS[kind],
+        {"name": "Ready", "type": "string", "priority": 1,
+         "jsonPath": '.status.conditions[?(@.type=="Ready")].status',
+         "description": "The Ready condition GitOps tools read (kubectl get -o wide)"},
         {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
     ]  # fmt: skip
     return {

@@ -60,6 +60,20 @@ if [[ "${1:-}" != --print-* ]]; then
 fi
 
 # --- kstatus (owner: kstatus helper) ---
+# tools/gobuild/kstatus/main.go: status.Compute from sigs.k8s.io/cli-utils (CLI_UTILS_VERSION, the
+# version go.mod requires) on objects read from files or stdin, one JSON result per object. What
+# Flux's health checks and kpt say about a job, without a cluster (tests/cluster/test_kstatus.py).
+# Tests find it in $T9K_KSTATUS_BIN_DIR as tools/versions.sh sets it (tests/kstatus_runner.py).
+build_kstatus() {
+  (cd "$here/gobuild/kstatus" && go build -o "$T9K_KSTATUS_BIN_DIR/kstatus" .)
+}
+(
+  build_setup gitops-binaries "$T9K_KSTATUS_BIN_DIR" "kstatus (sigs.k8s.io/cli-utils)"
+  ensure "kstatus (cli-utils $CLI_UTILS_VERSION)" build_kstatus kstatus
+  grep -q "sigs.k8s.io/cli-utils $CLI_UTILS_VERSION\$" "$here/gobuild/kstatus/go.mod" ||
+    { log "tools/gobuild/kstatus/go.mod does not require cli-utils $CLI_UTILS_VERSION"; exit 1; }
+  printf '%-26s %s\n' "kstatus" "$T9K_KSTATUS_BIN_DIR/kstatus (cli-utils $CLI_UTILS_VERSION)" >&2
+)
 
 # --- argocd-lua (owner: argocd helper) ---
 # A runner for Argo CD health scripts on gopher-lua $GOPHER_LUA_VERSION, the interpreter Argo CD

@@ -18,7 +18,14 @@ from t9k_sdk import models
 from t9k_sdk._objects import condition
 from t9k_sdk.client.format import human_age
 from t9k_sdk.client.logs import replica_name
-from t9k_sdk.client.status import BARRIER_PREFIX, STUCK_REASONS, JobEvent, parse_time, phase_of
+from t9k_sdk.client.status import (
+    BARRIER_PREFIX,
+    STUCK_REASONS,
+    JobEvent,
+    parse_time,
+    phase_of,
+    reported,
+)
 from t9k_sdk.reconcile import names
 
 __all__ = ["Finding", "PodInfo", "diagnose", "pod_info"]
@@ -250,7 +257,7 @@ def diagnose(
     created = parse_time(meta.creation_timestamp)
     age = (now - created).total_seconds() if created else 0.0
 
-    if not o.status(job):
+    if not reported(job):
         if age > NO_STATUS_AFTER:
             out.append(
                 Finding(

@@ -34,6 +34,7 @@ __all__ = [
     "failure_of",
     "parse_time",
     "replica_counts",
+    "reported",
     "restarts",
     "stuck_of",
 ]
@@ -61,6 +62,13 @@ def parse_time(value: object) -> datetime | None:
 
 
 _status = o.status
+
+
+def reported(job: Mapping[str, Any]) -> bool:
+    """Whether an operator has written the job's status. Until one does, the API server shows
+    `status: {observedGeneration: 0}` (a default of the CRDs), or no status at all."""
+    status = o.status(job)
+    return any(k != "observedGeneration" or v for k, v in status.items())
 
 
 def phase_of(job: Mapping[str, Any]) -> str | None:
@@ -120,14 +128,25 @@ def stuck_of(job: Mapping[str, Any]) -> Stuck | None:
         pod, message = barrier
         return Stuck("BarrierTimeout", f"{pod}: {message}", None, immediate=True)
     running = condition(job, models.JobConditionType.RUNNING.value)
-    if running is None or running.get("status") != "False":
-        return None
-    reason = str(running.get("reason") or "")
-    if reason not in STUCK_REASONS:
-        return None
-    return Stuck(
-        reason, str(running.get("message") or reason), parse_time(running.get("lastTransitionTime"))
-    )
+    if running is not None and running.get("status") == "False":
+        reason = str(running.get("reason") or "")
+        if reason in STUCK_REASONS:
+            return Stuck(
+                reason,
+                str(running.get("message") or reason),
+                parse_time(running.get("lastTransitionTime")),
+            )
+    # The operator's own verdict (t9k-sdk's kstatus conditions): something blocks the job, such
+    # as an object of someone else's holding the name of one of its children.
+    stalled = condition(job, models.JobConditionType.STALLED.value)
+    if stalled is not None and stalled.get("status") == "True":
+        reason = str(stalled.get("reason") or "Stalled")
+        return Stuck(
+            reason,
+            str(stalled.get("message") or reason),
+            parse_time(stalled.get("lastTransitionTime")),
+        )
+    return None
 
 
 class StuckClock:
@@ -304,7 +323,7 @@ def progress_line(job: Mapping[str, Any]) -> str:
     failed = condition(job, models.JobConditionType.FAILED.value) or {}
     if phase in TERMINAL_PHASES:
         message = str(failed.get("message") or running.get("message") or "")
-    elif not o.status(job):
+    elif not reported(job):
         message = "waiting for the operator to report on the job"
     else:
         message = str(running.get("message") or "")

@@ -231,7 +231,15 @@ class ConditionStatus(StrEnum):
 
 
 class JobConditionType(StrEnum):
-    """Type of a job condition."""
+    """Type of a job condition.
+
+    Initialized, Running, ReplicaFailure, Completed, Failed and Paused are T9k's. Ready,
+    Reconciling and Stalled are a t9k-sdk extension: the kstatus conditions that Flux, kpt,
+    `kubectl wait --for=condition=Ready` and other GitOps tools read health from. Ready=True: the
+    job is where its spec asks (running, succeeded, or paused as asked). Reconciling=True: it is on
+    its way there (pods being created, resuming, pausing). Stalled=True: it will not get there by
+    itself (it failed, or a problem blocks it).
+    """
 
     INITIALIZED = "Initialized"
     RUNNING = "Running"
@@ -239,6 +247,9 @@ class JobConditionType(StrEnum):
     COMPLETED = "Completed"
     FAILED = "Failed"
     PAUSED = "Paused"
+    READY = "Ready"
+    RECONCILING = "Reconciling"
+    STALLED = "Stalled"
 
 
 class CleanUpPolicy(StrEnum):
@@ -372,7 +383,7 @@ class JobCondition(K8sPassthroughModel):
     """JobCondition describes the current state of a job."""
 
     type: JobConditionType
-    """Type of job condition: Initialized, Running, ReplicaFailure, Completed, Failed or Paused."""
+    """Type of job condition: Initialized, Running, ReplicaFailure, Completed, Failed or Paused; and (t9k-sdk extension, the kstatus conditions GitOps tools read) Ready, Reconciling or Stalled."""
     status: ConditionStatus
     """Status of the condition, one of True, False, Unknown."""
     last_transition_time: Time | None = None
@@ -384,6 +395,8 @@ class JobCondition(K8sPassthroughModel):
 
 
 class _JobStatus(K8sPassthroughModel):
+    observed_generation: Int | None = wire_default(0)
+    """(t9k-sdk extension) The metadata.generation of the spec the operator last acted on; behind metadata.generation while a spec edit is not yet observed (kstatus, Flux and Argo CD then report the job in progress)."""
     tasks: list[Tasks] | None = None
     """An array of status of individual tasks."""
     phase: JobPhase | None = None
@@ -908,8 +921,8 @@ class GenericJob(_Job):
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: GenericJobSpec
     """The desired state of the job."""
-    status: GenericJobStatus | None = None
-    """The observed state of the job, written by the controller."""
+    status: GenericJobStatus | None = wire_default({})
+    """The observed state of the job, written by the controller. Until the controller first writes it, the API server shows `{observedGeneration: 0}`, so that kstatus-based tools see a job not yet observed as in progress."""
 
     def _longest_pod_suffix(self) -> int:
         return max(
@@ -1254,8 +1267,8 @@ class ColossalAIJob(_Job):
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: ColossalAIJobSpec
     """The desired state of the job."""
-    status: ColossalAIJobStatus | None = None
-    """The observed state of the job, written by the controller."""
+    status: ColossalAIJobStatus | None = wire_default({})
+    """The observed state of the job, written by the controller. Until the controller first writes it, the API server shows `{observedGeneration: 0}`, so that kstatus-based tools see a job not yet observed as in progress."""
 
     def _longest_pod_suffix(self) -> int:
         return max(
@@ -1636,8 +1649,8 @@ class DeepSpeedJob(_Job):
     """Refer to Kubernetes API documentation for fields of metadata."""
     spec: DeepSpeedJobSpec
     """The desired state of the job."""
-    status: DeepSpeedJobStatus | None = None
-    """The observed state of the job, written by the controller."""
+    status: DeepSpeedJobStatus | None = wire_default({})
+    """The observed state of the job, written by the controller. Until the controller first writes it, the API server shows `{observedGeneration: 0}`, so that kstatus-based tools see a job not yet observed as in progress."""
 
     def _longest_pod_suffix(self) -> int:
         return len("-worker-") + len(str(max(self.spec.max_workers - 1, 0)))

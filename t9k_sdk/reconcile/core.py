@@ -25,7 +25,7 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from t9k_sdk import _objects as o
@@ -68,7 +68,9 @@ def reconcile(job_manifest: Mapping[str, Any], observed: Observed, *, now: datet
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LegacyManifestWarning)
         try:
-            job = codecs.from_manifest(job_manifest)
+            # The spec alone decides what to do: a status is only read as data (raw), so one
+            # that a foreign writer filled with nonsense cannot fail the job as InvalidSpec.
+            job = codecs.from_manifest({k: v for k, v in job_manifest.items() if k != "status"})
         except InvalidManifestError as exc:
             return _invalid_spec(job_manifest, exc, now)
     return _Pass(job, job_manifest, observed, now).run()
@@ -83,7 +85,10 @@ def _invalid_spec(
     conditions.set(JobConditionType.INITIALIZED, ConditionStatus.FALSE, "InvalidSpec", message)
     conditions.set(JobConditionType.FAILED, ConditionStatus.TRUE, "InvalidSpec", message)
     conditions.set(JobConditionType.COMPLETED, ConditionStatus.TRUE, "InvalidSpec", message)
-    status = {**prev, "phase": JobPhase.FAILED.value, "conditions": conditions.wire()}
+    st.kstatus_conditions(conditions, JobPhase.FAILED.value)
+    status = _observed(
+        job_manifest, {**prev, "phase": JobPhase.FAILED.value, "conditions": conditions.wire()}
+    )
     changed = status != prev
     return Plan(
         status=status if changed else None,
@@ -259,19 +264,16 @@ class _Pass:
         """When the deadline's clock started: the job's first pass (its Initialized condition),
         or its last resume (its Paused condition turning False), whichever is later. A job
         resumed in this very pass, or on its first pass, starts now."""
-        conditions = {
-            c.type: c for c in (self.job.status.conditions if self.job.status else None) or ()
-        }
-        initialized = conditions.get(JobConditionType.INITIALIZED)
-        paused = conditions.get(JobConditionType.PAUSED)
-        if initialized is None or initialized.status != ConditionStatus.TRUE:
+        initialized = o.condition(self.raw, JobConditionType.INITIALIZED.value)
+        paused = o.condition(self.raw, JobConditionType.PAUSED.value)
+        if initialized is None or initialized.get("status") != ConditionStatus.TRUE.value:
             return self.now
-        if paused is not None and paused.status == ConditionStatus.TRUE:
+        if paused is not None and paused.get("status") == ConditionStatus.TRUE.value:
             return self.now  # resuming now
         marks = [
-            c.last_transition_time
+            when
             for c in (initialized, paused)
-            if c is not None and c.last_transition_time is not None
+            if c is not None and (when := _parse_time(c.get("lastTransitionTime"))) is not None
         ]
         return max(marks, default=self.now)
 
@@ -558,6 +560,7 @@ class _Pass:
         }
         if isinstance(self.job, models.DeepSpeedJob):
             status["backoffCount"] = self.backoff
+        status = _observed(self.raw, status)
         changed = status != self.prev
         return Plan(
             status=status if changed else None,
@@ -570,6 +573,29 @@ class _Pass:
             finished=phase in (JobPhase.SUCCEEDED.value, JobPhase.FAILED.value),
             notes=tuple(self.notes),
         )
+
+
+def _parse_time(value: object) -> datetime | None:
+    """An RFC 3339 time from a status (`2026-01-02T03:04:05Z`); None if it is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _observed(job_manifest: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """`status` with `observedGeneration`: the generation of the spec this pass acted on.
+
+    Whatever was there before (a foreign writer's number, however large) is replaced. A job
+    without a generation (never the case on an API server) keeps no observedGeneration."""
+    generation = o.meta(job_manifest).generation
+    out = {k: v for k, v in status.items() if k != "observedGeneration"}
+    if generation > 0:
+        out = {"observedGeneration": generation, **out}
+    return out
 
 
 def _ended(outcome: str, code: int | None) -> str:

@@ -3,6 +3,24 @@
 Conditions keep their `lastTransitionTime` unless their status flips (metav1 convention). The
 five core types appear as in T9k's dumps: Initialized and Running from the start, ReplicaFailure
 once a replica is observed, Completed and Failed once the job ends; Paused once pause was used.
+
+Beside them, a t9k-sdk extension for GitOps tools (`kstatus_conditions`): Ready, Reconciling and
+Stalled, derived from the phase and the T9k conditions alone, and `observedGeneration`:
+
+| job state                       | Ready             | Reconciling       | Stalled           |
+|---------------------------------|-------------------|-------------------|-------------------|
+| Pending                         | False, Pending    | True, Pending     | False             |
+| Resuming                        | False, Resuming   | True, Resuming    | False             |
+| Running (a replica restarting)  | True, Running     | False             | False             |
+| Succeeded                       | True, Succeeded   | False             | False             |
+| Failed (any reason)             | False, <reason>   | False             | True, <reason>    |
+| Paused                          | True, Paused      | False             | False             |
+| pausing                         | False, Pausing    | True, Pausing     | False             |
+| a problem blocks it             | False, <problem>  | False             | True, <problem>   |
+
+kstatus (Flux, kpt) then reads Pending/Resuming/pausing as InProgress, Running/Succeeded/Paused
+as Current, Failed or blocked as Failed. Paused is Ready=True: the job is as its spec asks, as a
+suspended batch/v1 Job is Current to kstatus.
 """
 
 from __future__ import annotations
@@ -17,9 +35,9 @@ from t9k_sdk.models._base import _format_time
 from t9k_sdk.reconcile.observe import PodView
 from t9k_sdk.reconcile.types import Event
 
-__all__ = ["Conditions", "phase_and_conditions"]
+__all__ = ["KSTATUS_TYPES", "Conditions", "kstatus_conditions", "phase_and_conditions"]
 
-ORDER = (
+T9K_TYPES = (
     JobConditionType.INITIALIZED,
     JobConditionType.RUNNING,
     JobConditionType.FAILED,
@@ -27,6 +45,12 @@ ORDER = (
     JobConditionType.REPLICA_FAILURE,
     JobConditionType.PAUSED,
 )
+KSTATUS_TYPES = (
+    JobConditionType.READY,
+    JobConditionType.RECONCILING,
+    JobConditionType.STALLED,
+)
+ORDER = (*T9K_TYPES, *KSTATUS_TYPES)
 INITIALIZED = "The job has been initialized successfully."
 RUNNING_OK = "All pods are running normally."
 SUCCEEDED = "The job has finished successfully."
@@ -61,10 +85,75 @@ class Conditions:
         return flipped
 
     def wire(self) -> list[dict[str, Any]]:
-        known = [t.value for t in ORDER]
-        ordered = [self._by_type[t] for t in known if t in self._by_type]
-        ordered += [c for t, c in sorted(self._by_type.items()) if t not in known]
-        return ordered
+        """The conditions in a fixed order. Types the operator does not write (a foreign
+        writer's) are dropped: the status is the operator's own view."""
+        return [self._by_type[t.value] for t in ORDER if t.value in self._by_type]
+
+
+def _message(c: Mapping[str, Any] | None, default: str) -> str:
+    text = c.get("message") if c is not None else None
+    return text if isinstance(text, str) and text else default
+
+
+def _reason_of(c: Mapping[str, Any] | None, default: str) -> str:
+    text = c.get("reason") if c is not None else None
+    return text if isinstance(text, str) and text and text != "-" else default
+
+
+def kstatus_conditions(
+    conditions: Conditions, phase: str, problem: tuple[str, str] | None = None
+) -> None:
+    """Set Ready, Reconciling and Stalled from the phase and the T9k conditions already set
+    (see the table above). `problem`: (reason, message) of what blocks an unfinished job."""
+    t, f = ConditionStatus.TRUE, ConditionStatus.FALSE
+    ready = JobConditionType.READY
+    reconciling = JobConditionType.RECONCILING
+    stalled = JobConditionType.STALLED
+    running = conditions.get(JobConditionType.RUNNING)
+    paused = conditions.get(JobConditionType.PAUSED)
+    if phase == JobPhase.FAILED.value:
+        failed = conditions.get(JobConditionType.FAILED)
+        reason = _reason_of(failed, "Failed")
+        message = _message(failed, "The job failed.")
+        conditions.set(ready, f, reason, message)
+        conditions.set(reconciling, f, reason, "The job has finished: it failed.")
+        conditions.set(stalled, t, reason, message)
+        return
+    if phase == JobPhase.SUCCEEDED.value:
+        message = _message(conditions.get(JobConditionType.COMPLETED), SUCCEEDED)
+        conditions.set(ready, t, "Succeeded", message)
+        conditions.set(reconciling, f, "Succeeded", "The job has finished successfully.")
+        conditions.set(stalled, f, "Succeeded", "The job has finished successfully.")
+        return
+    if phase == JobPhase.PAUSED.value:
+        if paused is not None and paused.get("status") == t.value:
+            message = _message(paused, "The job is paused.")
+            conditions.set(ready, t, "Paused", message)
+            conditions.set(reconciling, f, "Paused", message)
+            conditions.set(stalled, f, "Paused", message)
+        else:
+            message = _message(paused, "The job is pausing: replicas are being deleted.")
+            conditions.set(ready, f, "Pausing", message)
+            conditions.set(reconciling, t, "Pausing", message)
+            conditions.set(stalled, f, "Pausing", message)
+        return
+    if problem is not None:
+        reason, message = problem
+        conditions.set(ready, f, reason, message)
+        conditions.set(reconciling, f, reason, f"The job is blocked: {message}")
+        conditions.set(stalled, t, reason, message)
+        return
+    if phase == JobPhase.RUNNING.value:
+        message = _message(running, RUNNING_OK)
+        conditions.set(ready, t, "Running", message)
+        conditions.set(reconciling, f, "Running", message)
+        conditions.set(stalled, f, "Running", message)
+        return
+    reason = "Resuming" if phase == JobPhase.RESUMING.value else "Pending"
+    message = _message(running, f"The job is {reason.lower()}.")
+    conditions.set(ready, f, reason, message)
+    conditions.set(reconciling, t, reason, message)
+    conditions.set(stalled, f, reason, message)
 
 
 def _issue(replicas: Sequence[o.Replica], pods: Mapping[str, PodView]) -> tuple[str, str] | None:
@@ -130,6 +219,7 @@ def phase_and_conditions(
     conditions = Conditions(prev.get("conditions"), now)
     events: list[Event] = []
     if terminal:
+        kstatus_conditions(conditions, str(prev_phase))
         return str(prev_phase), conditions.wire(), events
 
     conditions.set(JobConditionType.INITIALIZED, ConditionStatus.TRUE, "-", INITIALIZED)
@@ -159,6 +249,7 @@ def phase_and_conditions(
             reason, detail = failure or ("Failed", message)
             conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.TRUE, reason, detail)
         events.append(Event("Normal" if ok else "Warning", result, message))
+        kstatus_conditions(conditions, phase)
         return phase, conditions.wire(), events
 
     active = [r for r in replicas if r.name not in final] if final else replicas
@@ -234,6 +325,7 @@ def phase_and_conditions(
         )
     if phase != prev_phase:
         events.append(Event("Normal", phase, f"The job is {phase.lower()}."))
+    kstatus_conditions(conditions, phase, None if paused else problem)
     return phase, conditions.wire(), events
 
 

@@ -189,6 +189,9 @@ def test_a_job_without_status_after_a_while_points_at_the_operator() -> None:
     assert "t9k-operator is running" in finding.hint
     (fresh,) = diagnose(job({}, created_ago=3), [], [], NOW)
     assert fresh.severity == "info"
+    # what the API server shows before any operator wrote the status (the CRDs' default)
+    (shown,) = diagnose(job({"observedGeneration": 0}, created_ago=90), [], [], NOW)
+    assert shown == finding
 
 
 def test_a_paused_job_says_how_to_resume_it() -> None:

@@ -17,6 +17,7 @@ from t9k_sdk.client.status import (
     failure_of,
     progress_line,
     replica_counts,
+    reported,
     restarts,
     sort_events,
     stuck_of,
@@ -106,6 +107,8 @@ UNSCHEDULABLE = job(
         ("condition=Completed", WaitTarget("condition", "Completed", "True")),
         ("condition=paused=false", WaitTarget("condition", "Paused", "False")),
         ("Condition=ReplicaFailure=True", WaitTarget("condition", "ReplicaFailure", "True")),
+        ("condition=ready", WaitTarget("condition", "Ready", "True")),
+        ("condition=Stalled=False", WaitTarget("condition", "Stalled", "False")),
     ],
 )
 def test_wait_targets_parse_as_kubectl_wait_spells_them(text: str, expected: WaitTarget) -> None:
@@ -117,7 +120,10 @@ def test_wait_targets_parse_as_kubectl_wait_spells_them(text: str, expected: Wai
     [
         ("Succeeded", "expected phase=PHASE or condition=TYPE"),
         ("phase=Done", "unknown phase 'Done': expected one of Pending, Running"),
-        ("condition=Ready", "unknown condition 'Ready'"),
+        (
+            "condition=Healthy",
+            "unknown condition 'Healthy': expected one of Initialized, Running, ReplicaFailure, Completed, Failed, Paused, Ready, Reconciling, Stalled",
+        ),
         ("condition=Completed=yes", "True or False"),
         ("state=Running", "expected phase=... or condition=..."),
     ],
@@ -206,6 +212,23 @@ def test_a_running_condition_with_a_stuck_reason_is_stuck(
 @pytest.mark.parametrize("reason", ["Pending", "Resuming", "Paused", "-", "ContainerCreating"])
 def test_ordinary_waiting_is_not_stuck(reason: str) -> None:
     assert stuck_of(job("Pending", ("Running", "False", reason, "Waiting for 1 of 3"))) is None
+
+
+def test_a_stalled_job_is_stuck_with_the_reason_and_message_of_its_stalled_condition() -> None:
+    message = "Pod mnist-worker-0 exists but is not this job's: it has no controller owner."
+    blocked = job(
+        "Pending",
+        ("Running", "False", "NameConflict", message),
+        ("Stalled", "True", "NameConflict", message),
+    )
+    stuck = stuck_of(blocked)
+    assert stuck is not None
+    assert (stuck.reason, stuck.message, stuck.since) == ("NameConflict", message, T0)
+    assert errors.stuck_error_class("NameConflict") is errors.JobStuckError
+    assert evaluate(blocked, WaitTarget.condition("Ready")).state == "stuck"
+    fine = job("Running", ("Ready", "True", "Running", "ok"), ("Stalled", "False", "Running", "ok"))
+    assert stuck_of(fine) is None
+    assert evaluate(fine, WaitTarget.condition("Ready")).state == "reached"
 
 
 def test_a_finished_job_is_never_stuck() -> None:
@@ -374,3 +397,14 @@ def codecs_job(manifest: dict[str, Any]) -> Any:
     from t9k_sdk import codecs
 
     return codecs.from_manifest(manifest)
+
+
+def test_a_status_only_the_api_server_defaulted_is_not_a_report() -> None:
+    unseen = job(None)
+    unseen["status"] = {"observedGeneration": 0}
+    assert not reported(unseen)
+    assert progress_line(unseen) == "Pending: waiting for the operator to report on the job"
+    assert reported(job("Pending"))
+    seen = job(None)
+    seen["status"] = {"observedGeneration": 1}
+    assert reported(seen)

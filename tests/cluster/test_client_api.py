@@ -56,6 +56,14 @@ def test_applying_the_same_job_twice_changes_nothing(client: Client, namespace: 
     assert isinstance(stored, models.GenericJob)
     assert stored.metadata.namespace == namespace
     assert stored.metadata.uid
+    # No operator runs here, so nothing has stored a status yet: the API server shows the CRDs'
+    # default (`{observedGeneration: 0}`), and the first update of the job stores it, once. The
+    # spec and generation stay; with an operator running, its first status write stores it.
+    settled = client.apply_report(builder)
+    assert settled.action == "unchanged"
+    assert settled.job.metadata.generation == stored.metadata.generation
+    assert client.get_manifest("gj", "mnist")["status"] == {"observedGeneration": 0}
+    stored = settled.job
     # The same job again, as a builder or as its wire model: nothing changes at all.
     for same in (builder, builder.build()):
         again = client.apply_report(same)
@@ -346,7 +354,8 @@ def test_diagnose_explains_an_unschedulable_pod(client: Client) -> None:
 
 
 def test_a_job_nobody_reconciles_is_diagnosed_as_such(client: Client) -> None:
-    """No operator in this test: the job never gets a status."""
+    """No operator in this test: the job never gets a status (only the one the API server
+    shows by default, `{observedGeneration: 0}`)."""
     client.apply(generic_job("orphan"))
     (finding,) = client.diagnose("gj", "orphan")
     assert finding.message == "was just created; the operator has not reported yet"

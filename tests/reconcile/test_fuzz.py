@@ -13,7 +13,11 @@ sim.py), until a pass plans nothing. Invariants:
 * **no churn**: between two external changes no pass deletes a pod that an earlier pass created;
 * **names within limits**: every object created has a name of at most 253 characters, pods
   and services at most 63 (their names are DNS labels: host names), and every label value at
-  most 63.
+  most 63;
+* **health as GitOps tools read it**: once settled, status.observedGeneration is the job's
+  generation and Ready/Reconciling/Stalled agree with the phase (the table in
+  t9k_sdk/reconcile/status.py); a spec edit that changes nothing else ("edit") is exactly one
+  status write, of the new observedGeneration alone.
 """
 
 from __future__ import annotations
@@ -103,13 +107,16 @@ def job_manifest(draw: st.DrawFn) -> dict[str, Any]:
         job = colossalai_job()
         job["spec"]["replicaSpecs"][1]["replicas"] = draw(st.integers(1, 3))
     job["metadata"]["name"] = name
+    job["metadata"]["generation"] = 1
     if draw(st.integers(0, 4)) == 0:
         job["spec"]["runMode"] = {"pause": {"enabled": True}}
     return job
 
 
 EVENT = st.tuples(
-    st.sampled_from(("run", "finish", "vanish", "unschedulable", "pause", "resume", "drain")),
+    st.sampled_from(
+        ("run", "finish", "vanish", "unschedulable", "pause", "resume", "drain", "edit")
+    ),
     st.integers(0, 20),  # which pod (modulo the pods there are)
     st.sampled_from((0, 0, 1, 2, 137, 143)),  # exit code
 )
@@ -173,6 +180,8 @@ def apply_event(sim: Sim, action: str, which: int, code: int) -> None:
     names = sorted(sim.pods)
     if action in ("pause", "resume"):
         _set_pause(sim, action == "pause")
+    elif action == "edit":  # a spec edit that changes no pod (the API server bumps generation)
+        sim.job["metadata"]["generation"] = int(sim.job["metadata"].get("generation") or 1) + 1
     elif action == "drain":
         sim.drain_deletions()
     elif names:
@@ -185,6 +194,57 @@ def apply_event(sim: Sim, action: str, which: int, code: int) -> None:
             sim.vanish(name)
         else:
             sim.unschedulable(name, "0/4 nodes are available")
+
+
+def _status_of(sim: Sim, type_: str) -> tuple[str, str]:
+    c = sim.condition(type_)
+    assert c is not None, f"no {type_} condition: {sim.status}"
+    return str(c["status"]), str(c["reason"])
+
+
+def _check_health(sim: Sim) -> None:
+    """The kstatus conditions of a settled job agree with its phase (status.py's table)."""
+    status = sim.status
+    assert status.get("observedGeneration") == sim.job["metadata"]["generation"]
+    phase = status["phase"]
+    ready, reconciling, stalled = (_status_of(sim, t) for t in ("Ready", "Reconciling", "Stalled"))
+    running = sim.condition("Running") or {}
+    paused = sim.condition("Paused") or {}
+    blocked = running.get("reason") in ("NameConflict", "CreateFailed", "UpdateFailed")
+    # never two verdicts at once
+    assert not (ready[0] == "True" and "True" in (reconciling[0], stalled[0])), status
+    assert not (reconciling[0] == "True" and stalled[0] == "True"), status
+    if phase == "Failed":
+        assert (ready[0], reconciling[0], stalled[0]) == ("False", "False", "True")
+        assert stalled[1] == (sim.condition("Failed") or {}).get("reason")
+    elif phase == "Succeeded" or (phase == "Running" and not blocked):
+        assert (ready, reconciling[0], stalled[0]) == ((("True", phase)), "False", "False")
+    elif phase == "Paused":
+        done = paused.get("status") == "True"
+        assert ready == ("True", "Paused") if done else ready == ("False", "Pausing")
+        assert reconciling[0] == ("False" if done else "True")
+        assert stalled[0] == "False"
+    elif blocked:
+        assert (ready[0], reconciling[0], stalled) == (
+            "False",
+            "False",
+            ("True", running["reason"]),
+        )
+    else:
+        assert phase in ("Pending", "Resuming"), status
+        assert (ready, reconciling, stalled[0]) == (("False", phase), ("True", phase), "False")
+
+
+def _edit_is_one_write(sim: Sim) -> None:
+    """On a settled job, a generation bump alone is one status write of observedGeneration."""
+    before = copy.deepcopy(sim.status)
+    sim.job["metadata"]["generation"] = int(sim.job["metadata"].get("generation") or 1) + 1
+    plan = sim.step(seconds=1)
+    assert plan.status == {**before, "observedGeneration": sim.job["metadata"]["generation"]}
+    assert not (plan.create)
+    assert not (plan.delete)
+    assert not (plan.update)
+    assert _quiet(sim.step(seconds=1))
 
 
 @settings(
@@ -201,7 +261,11 @@ def test_unusual_jobs_settle_without_churn_and_names_fit(
     sim = Sim(job)
     sim.ssh_key = ("-----BEGIN OPENSSH PRIVATE KEY-----\nx\n", "ssh-ed25519 AAAA fuzz")
     _settle(sim)
+    _check_health(sim)
     for action, which, code in events:
         apply_event(sim, action, which, code)
         _settle(sim)
+        _check_health(sim)
+    _edit_is_one_write(sim)
+    _check_health(sim)
     sim.now += timedelta(seconds=1)
