@@ -132,6 +132,11 @@ CASES: dict[str, tuple[Any, Any, tuple[str, str]]] = {
     # -- the older shape: phase and T9k's conditions only ----------------------------------------
     "no-status": (1, None, ("Progressing", "Waiting for the operator to start the {kind}.")),
     "empty-status": (1, {}, ("Progressing", "Waiting for the operator to start the {kind}.")),
+    "defaulted-status": (
+        1,
+        {"observedGeneration": 0},
+        ("Progressing", "Waiting for the operator to start the {kind}."),
+    ),
     "pending": (1, PENDING, ("Progressing", waiting(2, 2))),
     "unschedulable": (
         1,

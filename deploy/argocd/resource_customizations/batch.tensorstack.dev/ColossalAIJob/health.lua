@@ -2,7 +2,8 @@
 -- Source: t9k_sdk/argocd/health.lua; the copies in deploy/argocd/ are generated from it (make
 -- argocd-health). Installing it, and what each health means: docs/how-to/argocd-health.md.
 --
---   no status yet; status.observedGeneration behind metadata.generation -> Progressing
+--   no status yet (or only the CRDs' default {observedGeneration: 0});
+--     status.observedGeneration behind metadata.generation               -> Progressing
 --   phase Failed (or condition Failed=True)                               -> Degraded
 --   Stalled=True: blocked by a foreign object holding a child's name, or
 --     by a create the API server refuses (older operators: Running=False
@@ -86,6 +87,10 @@ end
 
 local generation = metadata.generation
 local observed = status.observedGeneration
+-- The CRDs default a new job's status to {observedGeneration: 0} until the operator writes it.
+if status.phase == nil and status.conditions == nil and (observed == nil or observed == 0) then
+  return health("Progressing", "Waiting for the operator to start the " .. kind .. ".")
+end
 if type(generation) == "number" and type(observed) == "number" and observed < generation then
   return health("Progressing", "Waiting for the operator to act on generation "
     .. tostring(generation) .. " of the spec (it last acted on generation "
