@@ -83,6 +83,9 @@ class _LazyPackage(types.ModuleType):
                 exec(code, self.__dict__)  # the package's own __init__, as `import` would run it
         if attr in self.__dict__:
             return self.__dict__[attr]
+        own = self.__dict__.get("__getattr__")  # a package that is lazy itself (kubernetes >= 37)
+        if callable(own):
+            return own(attr)
         raise AttributeError(f"module {self.__name__!r} has no attribute {attr!r}")
 
 

@@ -66,14 +66,19 @@ def test_connecting_loads_no_generated_api_or_model_class(tmp_path: Path) -> Non
 
 
 def test_a_program_that_also_uses_the_full_client_gets_all_of_it(tmp_path: Path) -> None:
-    """Imported after t9k_sdk, `kubernetes` is complete: models, APIs, watch, its version."""
+    """Imported after t9k_sdk, `kubernetes` is complete: models, APIs, watch, its version.
+
+    Names are read as attributes first (as the client's own deserializer and the tests' fixtures
+    do), then with `from ... import`; kubernetes >= 37 makes its own packages lazy too."""
     result = run(
         """
         import json
         import t9k_sdk.client, t9k_sdk._kube.transport, t9k_sdk._kube.config
         import kubernetes
+        api_class = kubernetes.client.CoreV1Api
+        namespace_class = getattr(kubernetes.client.models, "V1Namespace")
         from kubernetes import client, config, watch
-        from kubernetes.client import V1Pod, CoreV1Api
+        from kubernetes.client import V1Pod
         from kubernetes.client.models import V1Service
         from importlib.metadata import version
         config.load_kube_config("KUBECONFIG_PATH")
@@ -81,7 +86,8 @@ def test_a_program_that_also_uses_the_full_client_gets_all_of_it(tmp_path: Path)
         print(json.dumps({
             "version": kubernetes.__version__ == version("kubernetes"),
             "pod": pod,
-            "names": [CoreV1Api.__name__, V1Service.__name__, watch.Watch.__name__],
+            "names": [api_class.__name__, namespace_class.__name__, V1Service.__name__,
+                      watch.Watch.__name__],
             "models": hasattr(client.models, "V1Deployment"),
         }))
         """,
@@ -90,7 +96,7 @@ def test_a_program_that_also_uses_the_full_client_gets_all_of_it(tmp_path: Path)
     assert result == {
         "version": True,
         "pod": {"metadata": {"name": "p"}},
-        "names": ["CoreV1Api", "V1Service", "Watch"],
+        "names": ["CoreV1Api", "V1Namespace", "V1Service", "Watch"],
         "models": True,
     }
 
