@@ -9,9 +9,9 @@
   owner (`names.owner_of`).
 * A plan is carried out in the order status -> deletes -> updates -> creates -> events; Events
   are recorded only after the status write succeeded. Creates go out in client-go's slow-start
-  batches (1, 2, 4, ... up to `Settings.parallel_creates`, on a pool shared by the workers): the
-  children that are not pods first, then the pods; a batch with a refused or blocked create is
-  the last. Events are written by a background recorder (`t9k_operator.events`: a bounded
+  batches (1, 2, 4, ... up to `Settings.parallel_creates`, on a pool shared by the workers): what
+  the pods mount (config maps, secrets, the pod group) first, then the pods, then the services; a
+  batch with a refused or blocked create is the last. Events are written by a background recorder (`t9k_operator.events`: a bounded
   queue and one thread, dropping on overflow), so a pass never waits for them.
 * After a pass writes, the next pass of that job waits until the caches have seen those writes
   (client-go's "expectations"), so a pass never acts on a view older than its own last writes.
@@ -216,6 +216,7 @@ class Controller:
         self._foreign: dict[JobKey, dict[tuple[str, str], tuple[Resource, Manifest]]] = {}
         self._expect_lock = threading.Lock()
         self._stop = threading.Event()
+        self._working = threading.Event()
         self._threads: list[threading.Thread] = []
         self.passes = 0
         self._pool = (
@@ -243,9 +244,15 @@ class Controller:
             self._spawn(f"watch {informer.resource}", informer.run, self._stop)
         self._spawn("start-workers", self._start_workers)
 
+    def working(self) -> bool:
+        """The caches are synced and the workers take jobs (what readiness reports)."""
+        return self._working.is_set()
+
     def _start_workers(self) -> None:
-        while not self._stop.is_set() and not self.synced():
-            self._stop.wait(0.05)
+        for informer in self.informers:  # woken by each sync at once, checking for stop meanwhile
+            while not informer.synced.wait(0.5):
+                if self._stop.is_set():
+                    return
         if self._stop.is_set():
             return
         log.info(
@@ -263,6 +270,7 @@ class Controller:
         for n in range(self.settings.workers):
             self._spawn(f"worker-{n}", self._work)
         self._spawn("resync", self._resync)
+        self._working.set()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop taking work, let running passes finish (up to `timeout`), close the watches."""
@@ -552,9 +560,9 @@ class Controller:
                 expect.present.append((resource, namespace, obj_name, resource_version(manifest)))
                 did("update", f"{resource.kind}/{obj_name}", update.reason)
 
-            # Children come before the pods that mount them: every other child first, then the
-            # pods, each group in slow-start batches; the first create that is refused, or that
-            # finds someone else's object under the name, ends the creates after its batch.
+            # What the pods mount first, then the pods, then the services, each group in
+            # slow-start batches; the first create that is refused, or that finds someone else's
+            # object under the name, ends the creates after its batch.
             for group in _create_groups(plan.create):
                 stop = False
                 for batch in self._slow_start(group):
@@ -727,11 +735,14 @@ _CreateOutcome = tuple[str, "ApiError | Manifest | None"]
 
 
 def _create_groups(creates: Sequence[Manifest]) -> list[Sequence[Manifest]]:
-    """The plan's creates as [every child that is not a pod, the pods], each in plan order: the
-    config maps, secrets, services and pod group a pod needs exist before any pod is sent."""
-    others = [m for m in creates if o.kind(m) != PODS.kind]
+    """The plan's creates as [what the pods mount or are scheduled with (config maps, secrets,
+    the pod group), the pods, the services], each in plan order: no pod goes out before what it
+    mounts, and the pods go out before the services, as Kubeflow's operator sends them (the pods
+    are scheduled and pull their images while their names are being created)."""
+    services = [m for m in creates if o.kind(m) == SERVICES.kind]
     pods = [m for m in creates if o.kind(m) == PODS.kind]
-    return [group for group in (others, pods) if group]
+    others = [m for m in creates if o.kind(m) not in (PODS.kind, SERVICES.kind)]
+    return [group for group in (others, pods, services) if group]
 
 
 def _failure(action: str, resource: Resource, name: str, err: ApiError) -> ChildFailure:

@@ -507,13 +507,19 @@ class _Pass:
                     }
                     self.update.append(Update(manifest, f"{kind} {key[1]} differs from the spec"))
         first: list[Manifest] = []
+        last: list[Manifest] = []
         for (kind, name), manifest in wanted.items():
             if kind == "Secret" and manifest.get("data") is None:
                 continue  # no key material yet: the operator supplies a key pair next pass
             if not terminal and not self.blocked:
-                first.append(manifest)
+                (last if kind == "Service" else first).append(manifest)
                 self.notes.append(f"create {kind.lower()} {name}")
-        self.create[:0] = first  # before the pods that mount or need them
+        # The config maps, secrets and pod group come before the pods that mount them or are
+        # scheduled with them; the services after the pods (as Kubeflow's operator orders them),
+        # so pods are scheduled and pull their images while the names are being created. Nothing
+        # resolves a peer's name unprompted: the SSH launchers wait until every host resolves.
+        self.create[:0] = first
+        self.create.extend(last)
 
     # -- status -----------------------------------------------------------------------------------
 

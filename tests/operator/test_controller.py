@@ -260,7 +260,7 @@ def secret_manifest(name: str) -> dict[str, Any]:
 REFUSING_PLAN = Plan(
     status={"phase": "Pending"},
     create=(
-        {**pod_manifest("demo"), "kind": "Service"},
+        {**pod_manifest("demo-config"), "kind": "ConfigMap"},
         pod_manifest("demo-worker-0"),
     ),
     events=(
@@ -278,7 +278,7 @@ REFUSING_PLAN = Plan(
 def test_a_refused_create_stops_the_creates_claims_nothing_and_reaches_the_core() -> None:
     controller, cluster, core = make(REFUSING_PLAN, backoff=Backoff(base=0.01, cap=1.0))
     controller.jobs["GenericJob"].store.put(job())
-    message = 'Service "demo" is invalid: spec.ports[0].port: Invalid value: 70000'
+    message = 'ConfigMap "demo-config" is invalid: []: Too long: must have at most 1048576 bytes'
     cluster.fail["create"] = ApiError(422, "Invalid", message)
     controller.process(KEY)
     assert ("create", "Pod/demo-worker-0") not in cluster.calls  # stopped at the refusal
@@ -288,7 +288,7 @@ def test_a_refused_create_stops_the_creates_claims_nothing_and_reaches_the_core(
     controller._clear_expectations(KEY)
     controller.reconcile_key(KEY)
     (failure,) = core.seen[-1][1].failures
-    assert (failure.action, failure.kind, failure.name) == ("create", "Service", "demo")
+    assert (failure.action, failure.kind, failure.name) == ("create", "ConfigMap", "demo-config")
     assert (failure.status, failure.reason, failure.message) == (422, "Invalid", message)
 
     del cluster.fail["create"]  # the job was fixed
@@ -391,7 +391,7 @@ def make_failing(plan: Plan, fail_names: Mapping[str, ApiError], **settings: Any
     return controller, cluster
 
 
-# Services interleaved with the pods that need them, as a plan may list them.
+# Services interleaved with the pods, as a plan may list them.
 INTERLEAVED = Plan(
     create=(
         child_manifest("ConfigMap", "demo-config"),
@@ -408,15 +408,24 @@ INTERLEAVED = Plan(
 
 
 @pytest.mark.parametrize("parallel", [1, 4, 16])
-def test_every_child_that_is_not_a_pod_is_created_before_any_pod(parallel: int) -> None:
+def test_what_pods_mount_goes_first_then_the_pods_then_the_services(parallel: int) -> None:
     controller, cluster = make_failing(INTERLEAVED, {}, parallel_creates=parallel)
     controller.jobs["GenericJob"].store.put(job())
     assert controller.reconcile_key(KEY).outcome == "done"
     created = [name for action, name in cluster.calls if action == "create"]
-    assert len(created) == 13
-    first_pod = next(i for i, name in enumerate(created) if name.startswith("Pod/"))
-    assert all(not name.startswith("Pod/") for name in created[:first_pod])
-    assert all(name.startswith("Pod/") for name in created[first_pod:])
+    kinds = [name.split("/")[0] for name in created]
+    assert kinds == ["ConfigMap"] + ["Pod"] * 6 + ["Service"] * 6
+    assert sorted(created[7:]) == [f"Service/demo-worker-{n}" for n in range(6)]
+
+
+def test_a_refused_pod_stops_the_services_of_the_pass() -> None:
+    controller, cluster = make_failing(
+        INTERLEAVED, {"Pod/demo-worker-0": ApiError(403, "Forbidden", "exceeded quota")}
+    )
+    controller.jobs["GenericJob"].store.put(job())
+    assert controller.reconcile_key(KEY).outcome == "refused"
+    created = [name for action, name in cluster.calls if action == "create"]
+    assert created == ["ConfigMap/demo-config", "Pod/demo-worker-0"]
 
 
 def test_creates_go_out_in_slow_start_batches_and_a_refusal_ends_them_after_its_batch() -> None:

@@ -459,7 +459,7 @@ def test_variables_are_substituted_in_command_args_and_env() -> None:
         ],
     )
     plan = Sim(job).step()
-    pods = {m["metadata"]["name"]: m for m in plan.create}
+    pods = {m["metadata"]["name"]: m for m in plan.create if m["kind"] == "Pod"}
     c = pods["demo-worker-1"]["spec"]["containers"][0]
     assert c["command"] == ["python", "train.py", "--type=worker", "--rank=1"]
     assert c["args"] == ["--workers=2", "--ps=1", "$(HOME)/x"]  # unknown variables are kept
@@ -591,7 +591,8 @@ def test_a_headless_service_per_replica_when_asked() -> None:
         "selector": {"genericjob-replica": "demo-worker-0"},
         "ports": [{"port": 2222, "name": "http"}],
     }
-    assert plan.create.index(services[0]) < len(plan.create) - 2  # services before the pods
+    kinds = [m["kind"] for m in plan.create]
+    assert kinds == ["Pod", "Pod", "Service", "Service"]  # the pods first, as Kubeflow's operator
     sim.settle()
     assert not sim.step().create  # and not created twice
 
@@ -831,3 +832,26 @@ def test_a_replica_count_edited_mid_create_ends_with_the_pods_of_the_new_count()
         sim.finish(name)
     sim.settle()
     assert sim.phase == "Succeeded"
+
+
+def _nodes(value: Any) -> set[int]:
+    """The ids of every dict and list inside `value`."""
+    if isinstance(value, dict):
+        return {id(value)}.union(*(_nodes(v) for v in value.values()))
+    if isinstance(value, list):
+        return {id(value)}.union(*(_nodes(v) for v in value))
+    return set()
+
+
+def test_pods_of_one_replica_type_share_no_objects_with_each_other() -> None:
+    template = pod(
+        "w",
+        env=[{"name": "A", "value": "1"}],
+        resources={"limits": {"cpu": "1"}},
+        volumeMounts=[{"name": "data", "mountPath": "/data"}],
+    )
+    template["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
+    job = generic_job(replicaSpecs=[{"type": "worker", "replicas": 2, "template": template}])
+    plan = Sim(job).step()
+    w0, w1 = (m for m in plan.create if m["kind"] == "Pod")
+    assert not _nodes(w0) & _nodes(w1)  # editing one pod's manifest never changes the other
