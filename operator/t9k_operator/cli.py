@@ -229,8 +229,8 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
             leader = elector.holder or "none yet"
             return True, f"standby: the leader is {leader}"
         role = "leader" if elector is not None else "running"
-        if controller.synced():
-            return True, f"{role}: caches synced"
+        if controller.working():
+            return True, f"{role}: caches synced, workers running"
         pending = ", ".join(str(i.resource) for i in controller.informers if not i.synced.is_set())
         return False, f"{role}: caches not synced ({pending})"
 

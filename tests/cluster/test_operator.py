@@ -77,7 +77,7 @@ def test_a_generic_job_runs_to_success_with_pods_status_and_events(
     namespace: str,
 ) -> None:
     op = start_operator()
-    assert op.wait_ready("leader") == "leader: caches synced"
+    assert op.wait_ready("leader") == "leader: caches synced, workers running"
     create_job(custom, namespace, generic_job("mnist", replicas=2, annotations=FINISH_OK))
     status = wait_job_phase(custom, namespace, "mnist", "Succeeded")
     assert set(job_pods(core_v1, namespace, "mnist")) == {"mnist-worker-0", "mnist-worker-1"}
