@@ -408,9 +408,18 @@ def status_running(system: str, job: dict[str, Any]) -> bool:
 class JobTimes:
     created: float | None = None
     pods: dict[str, bool] = field(default_factory=dict)  # name -> Running
+    services: set[str] = field(default_factory=set)
+    first_pod: float | None = None
     all_created: float | None = None
+    all_services: float | None = None
     all_running: float | None = None
     status: float | None = None
+
+
+def controller_of(obj: dict[str, Any]) -> str | None:
+    """The name of the object's controlling owner (its job), if any."""
+    refs = obj["metadata"].get("ownerReferences") or ()
+    return next((r["name"] for r in refs if r.get("controller")), None)
 
 
 class Recorder:
@@ -424,6 +433,7 @@ class Recorder:
         self.threads = [
             threading.Thread(target=self._pods, daemon=True),
             threading.Thread(target=self._jobs, daemon=True),
+            threading.Thread(target=self._services, daemon=True),
         ]
 
     def start(self) -> None:
@@ -436,18 +446,13 @@ class Recorder:
     def _pods(self) -> None:
         for _type, pod in self.kube.watch(f"/api/v1/namespaces/{self.namespace}/pods", self.stop):
             now = time.monotonic()
-            owner = next(
-                (
-                    r["name"]
-                    for r in pod["metadata"].get("ownerReferences") or ()
-                    if r.get("controller")
-                ),
-                None,
-            )
+            owner = controller_of(pod)
             if owner is None:
                 continue
             with self.lock:
                 times = self.job(owner)
+                if times.first_pod is None:
+                    times.first_pod = now
                 running = (pod.get("status") or {}).get("phase") == "Running"
                 times.pods[pod["metadata"]["name"]] = running or times.pods.get(
                     pod["metadata"]["name"], False
@@ -457,6 +462,19 @@ class Recorder:
                 full = len(times.pods) >= self.m
                 if times.all_running is None and full and all(times.pods.values()):
                     times.all_running = now
+
+    def _services(self) -> None:
+        path = f"/api/v1/namespaces/{self.namespace}/services"
+        for _type, svc in self.kube.watch(path, self.stop):
+            now = time.monotonic()
+            owner = controller_of(svc)
+            if owner is None:
+                continue
+            with self.lock:
+                times = self.job(owner)
+                times.services.add(svc["metadata"]["name"])
+                if times.all_services is None and len(times.services) >= self.m:
+                    times.all_services = now
 
     def _jobs(self) -> None:
         path = jobs_path(self.system, self.namespace)
@@ -472,8 +490,10 @@ class Recorder:
         with self.lock:
             if len(self.jobs) < self.n:
                 return False
-            return all(
-                t.all_running is not None and (self.system == "plain" or t.status is not None)
+            return all(  # every child exists (the plain client writes no status, so ...)
+                t.all_running is not None
+                and t.all_services is not None
+                and (self.system == "plain" or t.status is not None)
                 for t in self.jobs.values()
             )
 
@@ -519,6 +539,7 @@ class Settings:
     timeout: float
     work_dir: Path
     kubeflow_dir: Path | None
+    timeline: bool = False
 
 
 def start_controller(
@@ -691,6 +712,9 @@ def run_one(
     rec = Recorder(kube, system, namespace, n, m)
     rec.start()
     proc = start_controller(system, kubeconfig, namespace, s, kube)
+    # Every controller's start-up lists and watches take tokens from its bucket; wait until the
+    # bucket is full again, so each system starts the run with the same burst.
+    time.sleep(s.burst / s.qps)
     cpu0 = proc_stats(proc.pid)["cpu_seconds"]
     path = jobs_path(system, namespace)
     make = pytorch_job if system == "kubeflow" else generic_job
@@ -707,6 +731,7 @@ def run_one(
             rec.job(name).created = now
 
     t0 = time.monotonic()
+    t0_unix = time.time()
     with concurrent.futures.ThreadPoolExecutor(CREATORS) as pool:
         list(pool.map(create, range(n)))
     t_submitted = time.monotonic() - t0
@@ -744,6 +769,12 @@ def run_one(
     def lat(attr: str) -> list[float]:
         return [getattr(j, attr) - j.created for j in jobs.values() if getattr(j, attr) is not None]
 
+    children = [
+        max(j.all_created, j.all_services) - j.created
+        for j in jobs.values()
+        if j.all_created is not None and j.all_services is not None and j.created is not None
+    ]
+
     created_last = max((j.all_created for j in jobs.values() if j.all_created), default=None)
     running_last = max((j.all_running for j in jobs.values() if j.all_running), default=None)
     first = min(j.created for j in jobs.values() if j.created is not None)
@@ -763,6 +794,7 @@ def run_one(
         "seconds_total": round(t_end, 3),
         "jobs_complete": sum(1 for j in jobs.values() if j.all_running is not None),
         "create_to_all_pods_created": percentiles(lat("all_created")),
+        "create_to_all_children_created": percentiles(children),
         "create_to_all_running": percentiles(lat("all_running")),
         "create_to_status_running": percentiles(lat("status")) if system != "plain" else None,
         "jobs_per_second_all_pods_created": (
@@ -782,6 +814,33 @@ def run_one(
         "minimum_writes_per_job": 2 * m + (0 if system == "plain" else 1),
         "controller": {**peak, "cpu_seconds_during_run": round(peak["cpu_seconds"] - cpu0, 2)},
     }
+    if s.timeline:
+
+        def at(t: float | None) -> float | None:
+            return None if t is None else round(t - t0, 3)
+
+        result["timeline"] = {
+            "first_create_unix": round(t0_unix, 3),
+            "columns": [
+                "created",
+                "first_pod",
+                "all_pods",
+                "all_services",
+                "all_running",
+                "status_running",
+            ],
+            "jobs": {
+                name: [
+                    at(j.created),
+                    at(j.first_pod),
+                    at(j.all_created),
+                    at(j.all_services),
+                    at(j.all_running),
+                    at(j.status),
+                ]
+                for name, j in sorted(jobs.items())
+            },
+        }
     log(
         f"{system} {n}x{m}: p99 create->pods {result['create_to_all_pods_created']['p99']}s,"
         f" ->running {result['create_to_all_running']['p99']}s, writes/job {result['api_writes_per_job']},"
@@ -817,10 +876,10 @@ def plain_client(args: argparse.Namespace) -> int:
         while True:
             job = jobs.get()
             children = desired_children(codecs.from_manifest(job))
+            for pod in children.pods:  # in the operator's order: the pods, then the services
+                pool.submit(create, f"/api/v1/namespaces/{ns}/pods", dict(pod))
             for svc in children.services:
                 pool.submit(create, f"/api/v1/namespaces/{ns}/services", dict(svc))
-            for pod in children.pods:
-                pool.submit(create, f"/api/v1/namespaces/{ns}/pods", dict(pod))
 
     class Ready(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -897,11 +956,14 @@ def render(result: dict[str, Any]) -> str:
 
         for key, label in (
             ("create_to_all_pods_created", "creation → all pods created"),
+            ("create_to_all_children_created", "creation → all pods and services created"),
             ("create_to_all_running", "creation → all pods Running"),
             ("create_to_status_running", "creation → status Running"),
         ):
             for p in ("p50", "p90", "p99"):
-                lines.append(row(f"{label}, {p}", lambda r, k=key, p=p: (r[k] or {}).get(p), " s"))
+                lines.append(
+                    row(f"{label}, {p}", lambda r, k=key, p=p: (r.get(k) or {}).get(p), " s")
+                )
         lines += [
             row("jobs/s, all pods created", lambda r: r["jobs_per_second_all_pods_created"]),
             row("jobs/s, all pods Running", lambda r: r["jobs_per_second_all_running"]),
@@ -925,7 +987,7 @@ def render(result: dict[str, Any]) -> str:
         if ours:
 
             def p99(r: dict[str, Any] | None, k: str) -> float | None:
-                return (r[k] or {}).get("p99") if r else None
+                return (r.get(k) or {}).get("p99") if r else None
 
             lines += [
                 "The t9k operator as a ratio (lower is better):",
@@ -935,6 +997,7 @@ def render(result: dict[str, Any]) -> str:
             ]
             for k, label in (
                 ("create_to_all_pods_created", "p99 creation → all pods created"),
+                ("create_to_all_children_created", "p99 creation → all pods and services created"),
                 ("create_to_all_running", "p99 creation → all pods Running"),
             ):
                 lines.append(
@@ -1039,6 +1102,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--doc", action="store_true", help="also write the tables into the docs")
     p.add_argument("--cluster-dir", type=Path, default=BENCH_CLUSTER)
     p.add_argument("--keep-cluster", action="store_true")
+    p.add_argument(
+        "--timeline",
+        action="store_true",
+        help="also record each job's milestones (seconds from the first create) in the JSON",
+    )
     a = p.parse_args(argv)
     shapes = a.shapes or (QUICK_SHAPES if a.quick else FULL_SHAPES)
     systems = a.systems or (("ours",) if a.quick else SYSTEMS)
@@ -1059,7 +1127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = a.cluster_dir.parent / f"{a.cluster_dir.name}-logs"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    s = Settings(a.qps, a.burst, a.workers, a.timeout, work, kubeflow_dir)
+    s = Settings(a.qps, a.burst, a.workers, a.timeout, work, kubeflow_dir, a.timeline)
     command = (
         "make bench-operator"
         if not (a.shapes or a.systems or a.quick)
