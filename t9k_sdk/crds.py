@@ -117,6 +117,9 @@ def _inline_core(name: str, description: str | None, stack: tuple[str, ...]) -> 
             "fieldPath": ".image",
         }
         out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), rule]
+    if name == "ServicePort":  # the API server refuses any other port, but only at the Service
+        port = out["properties"]["port"]
+        out["properties"]["port"] = {**port, "minimum": 1, "maximum": 65535}
     if description:
         out["description"] = description
     return out

@@ -7,9 +7,9 @@ Kubernetes schema is accepted and kept unchanged (they are `K8sPassthroughModel`
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Annotated, Any, Self
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from t9k_sdk.models._base import (
     Bool,
@@ -161,8 +161,8 @@ class PodTemplateSpec(K8sPassthroughModel):
 class ServicePort(K8sPassthroughModel):
     """A port exposed by a service."""
 
-    port: Int
-    """Port number the service exposes."""
+    port: Annotated[Int, Field(ge=1, le=65535)]
+    """Port number the service exposes, 1 to 65535 (the API server refuses any other)."""
     name: str | None = None
     """Name of the port; `$(service.port[<name>])` in a GenericJob refers to it."""
     protocol: str | None = None
