@@ -16,10 +16,16 @@ the machine, is tests/reconcile/test_linearity.py.
 
 from __future__ import annotations
 
+import sys
+
+# Run as a script, this file's directory comes first on sys.path, where bench/operator.py would
+# shadow the standard library's `operator` module (which argparse, collections, ... import).
+if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("bench"):
+    del sys.path[0]
+
 import argparse
 import json
 import platform
-import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime

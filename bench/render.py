@@ -39,13 +39,19 @@ given; it stops if they do not. Parse figures are jobs per second too (a call pa
 
 from __future__ import annotations
 
+import sys
+
+# Run as a script, this file's directory comes first on sys.path, where bench/operator.py would
+# shadow the standard library's `operator` module (which argparse, collections, ... import).
+if __name__ == "__main__" and sys.path and sys.path[0].rstrip("/").endswith("bench"):
+    del sys.path[0]
+
 import argparse
 import importlib.metadata
 import json
 import os
 import platform
 import statistics
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
