@@ -35,6 +35,7 @@ lint: $(STAMP) ## black --check, ruff, mypy --strict, import-layer contracts
 	$(BIN)/black --check --quiet $(PY_SOURCES)
 	$(BIN)/ruff check $(PY_SOURCES)
 	$(BIN)/mypy
+	$(BIN)/mypy bench
 	$(BIN)/lint-imports
 
 .PHONY: binaries

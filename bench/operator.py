@@ -785,7 +785,7 @@ def run_one(
         c for k, c in requests.items() if k.split()[0] in ("create", "update", "patch", "delete")
     )
     events = sum(c for k, c in requests.items() if k.split()[1] == "events")
-    result = {
+    result: dict[str, Any] = {
         "system": system,
         "jobs": n,
         "replicas": m,
@@ -1072,13 +1072,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--print", action="store_true", help="print the tables, leave the doc")
         a = p.parse_args(argv[1:])
         results = [json.loads(f.read_text()) for f in a.json]
-        result = results[0]
-        result["runs"] = [r for res in results for r in res["runs"]]
-        result["command"] = "`, `".join(res["command"] for res in results)
+        merged: dict[str, Any] = results[0]
+        merged["runs"] = [r for res in results for r in res["runs"]]
+        merged["command"] = "`, `".join(res["command"] for res in results)
         if a.print:
-            print(render(result))
+            print(render(merged))
         else:
-            write_doc(result, a.doc)
+            write_doc(merged, a.doc)
             print(f"updated {a.doc}")
         return 0
     if argv[:1] == ["plain-client"]:
