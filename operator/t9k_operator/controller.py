@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -146,9 +147,12 @@ class PassResult:
     outcome: str
     """"done", "skipped" (job gone or being deleted), "waiting" (caches behind our writes),
     "conflict" (a stale write; retried soon), "refused" (the server refused a child, or a
-    foreign object holds its name; retried with backoff, and shown on the job next pass)."""
+    foreign object holds its name; retried with backoff, and shown on the job next pass),
+    "held" (only creates refused before, unchanged, whose backoff has not passed, were left)."""
     plan: Plan | None = None
     actions: tuple[str, ...] = ()
+    refused: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    """(kind, name) -> manifest digest of the creates the server refused in this pass."""
 
 
 @dataclass
@@ -214,6 +218,10 @@ class Controller:
         # under a child's name (kept as metadata only, re-read each pass until they are gone).
         self._failures: dict[JobKey, dict[tuple[str, str, str], ChildFailure]] = {}
         self._foreign: dict[JobKey, dict[tuple[str, str], tuple[Resource, Manifest]]] = {}
+        # Creates the API server refused, held back until the job's backoff has passed, so that
+        # passes woken by other events (its pods' progress) do not send them again at once. Keyed
+        # by (kind, name) with the refused manifest's JSON: an edited spec is sent at once.
+        self._held: dict[JobKey, dict[tuple[str, str], tuple[str, float]]] = {}
         self._expect_lock = threading.Lock()
         self._stop = threading.Event()
         self._working = threading.Event()
@@ -364,12 +372,16 @@ class Controller:
             return "requeue"
         if result.outcome == "refused":  # shown on the job by the next pass; tried again slowly
             delay = self.queue.add_rate_limited(key)
+            self._hold(key, result.refused, self._clock() + delay)
             log.warning(
                 "pass refused by the API server; the job shows why",
                 extra=fields(job=job_ref, retry_in=round(delay, 2)),
             )
             return "requeue"
         if result.outcome == "waiting":  # woken by the watch, or at the expectation's deadline
+            return "requeue_after"
+        if result.outcome == "held":  # nothing new to send before the refusal's backoff ends
+            self.queue.add_after(key, max(0.0, self._held_until(key) - self._clock()))
             return "requeue_after"
         self.queue.forget(key)
         plan = result.plan
@@ -388,6 +400,7 @@ class Controller:
             with self._expect_lock:
                 self._failures.pop(key, None)
                 self._foreign.pop(key, None)
+                self._held.pop(key, None)
             return PassResult("skipped")
         if not self._expectations_met(key):
             return PassResult("waiting")
@@ -510,7 +523,8 @@ class Controller:
 
         self._prune_failures(key, plan)
         conflicts = 0
-        refused = False
+        refused = holding = False
+        refused_now: dict[tuple[str, str], str] = {}
         done: set[str] = (
             set()
         )  # the creates and deletes carried out, for the Events that report them
@@ -563,9 +577,19 @@ class Controller:
             # What the pods mount first, then the pods, then the services, each group in
             # slow-start batches; the first create that is refused, or that finds someone else's
             # object under the name, ends the creates after its batch.
+            held = self._held_creates(key)
             for group in _create_groups(plan.create):
                 stop = False
                 for batch in self._slow_start(group):
+                    waiting = [
+                        m for m in batch if held and _create_key(m) in held.get(_digest(m), ())
+                    ]
+                    if waiting:  # refused before, as it is now: its backoff has not passed
+                        holding = True
+                        stop = True
+                        for manifest in waiting:
+                            did("create held", f"{o.kind(manifest)}/{o.meta(manifest).name}")
+                        break
                     outcomes = self._attempt_creates(namespace, job_uid, batch)
                     error: ApiError | None = None
                     for manifest, tried in zip(batch, outcomes, strict=True):
@@ -593,6 +617,7 @@ class Controller:
                             self._remember_failure(
                                 key, _failure("create", resource, obj_name, detail)
                             )
+                            refused_now[(resource.kind, obj_name)] = _digest(manifest)
                             did("create refused", what, detail.message, status=detail.status)
                         else:  # "foreign"
                             assert isinstance(detail, Mapping)
@@ -632,8 +657,40 @@ class Controller:
                         ),
                     )
 
-        outcome = "refused" if refused else "conflict" if conflicts else "done"
-        return PassResult(outcome, plan, tuple(actions))
+        outcome = (
+            "refused" if refused else "conflict" if conflicts else "held" if holding else "done"
+        )
+        return PassResult(outcome, plan, tuple(actions), refused_now)
+
+    def _hold(self, key: JobKey, refused: Mapping[tuple[str, str], str], until: float) -> None:
+        """Hold back a pass's refused creates until `until` (monotonic)."""
+        with self._expect_lock:
+            entries = self._held.setdefault(key, {})
+            for what, digest in refused.items():
+                entries[what] = (digest, until)
+            if not entries:
+                del self._held[key]
+
+    def _held_until(self, key: JobKey) -> float:
+        with self._expect_lock:
+            return max((until for _, until in (self._held.get(key) or {}).values()), default=0.0)
+
+    def _held_creates(self, key: JobKey) -> dict[str, set[tuple[str, str]]]:
+        """digest -> the (kind, name) of refused creates still held back (expired ones go)."""
+        now = self._clock()
+        out: dict[str, set[tuple[str, str]]] = {}
+        with self._expect_lock:
+            entries = self._held.get(key)
+            if not entries:
+                return out
+            for what, (digest, until) in list(entries.items()):
+                if until <= now:
+                    del entries[what]
+                else:
+                    out.setdefault(digest, set()).add(what)
+            if not entries:
+                del self._held[key]
+        return out
 
     def _slow_start(self, manifests: Sequence[Manifest]) -> Iterator[Sequence[Manifest]]:
         """client-go's slow start: batches of 1, 2, 4, ... up to `parallel_creates`."""
@@ -732,6 +789,15 @@ class Controller:
 
 
 _CreateOutcome = tuple[str, "ApiError | Manifest | None"]
+
+
+def _create_key(manifest: Manifest) -> tuple[str, str]:
+    return (o.kind(manifest), o.meta(manifest).name)
+
+
+def _digest(manifest: Manifest) -> str:
+    """The identity of a manifest's content: the same create, or an edited one."""
+    return json.dumps(manifest, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _create_groups(creates: Sequence[Manifest]) -> list[Sequence[Manifest]]:

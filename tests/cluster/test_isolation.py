@@ -235,6 +235,11 @@ def test_a_service_the_server_refuses_lands_on_the_job_after_the_pods_and_recove
         spec=client.V1ResourceQuotaSpec(hard={"services": "0"}),
     )
     jobs.core_v1.create_namespaced_resource_quota(ns, quota)
+    wait_for(  # the quota is in force once the controller has counted the namespace
+        lambda: jobs.core_v1.read_namespaced_resource_quota("no-services", ns).status,
+        lambda status: bool(status and status.used is not None),
+        "the quota to be counted",
+    )
     manifest = generic_job(
         "quota",
         replica("w", 1, containers=[container("w", ["train"])]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -291,7 +292,8 @@ def test_a_refused_create_stops_the_creates_claims_nothing_and_reaches_the_core(
     assert (failure.action, failure.kind, failure.name) == ("create", "ConfigMap", "demo-config")
     assert (failure.status, failure.reason, failure.message) == (422, "Invalid", message)
 
-    del cluster.fail["create"]  # the job was fixed
+    del cluster.fail["create"]  # what refused it was fixed
+    time.sleep(0.05)  # the job's backoff (0.01 s) passes: until then the create is held back
     controller._clear_expectations(KEY)
     assert controller.reconcile_key(KEY).outcome == "done"
     assert "SuccessfulCreatePod" in [e.reason for e in cluster.events]
@@ -467,3 +469,41 @@ def test_a_transient_error_in_a_batch_fails_the_pass_but_its_creates_still_count
         "Created pod: demo-worker-0",
         "Created pod: demo-worker-1",
     ]
+
+
+def test_a_refused_create_is_held_back_until_its_backoff_passes_unless_the_job_changes() -> None:
+    """Pods go out before services, so a job with a refused Service has pods whose progress wakes
+    it again and again; those passes must not send the refused create each time."""
+    refused = ApiError(403, "Forbidden", 'services "demo-worker-0" is forbidden: exceeded quota')
+    service = child_manifest("Service", "demo-worker-0")
+    plan = Plan(create=(pod_manifest("demo-worker-0"), service))
+    cluster, core = NameFailingCluster({"Service/demo-worker-0": refused}), Core(plan)
+    clock = [100.0]
+    controller = Controller(
+        cluster,
+        core,
+        Settings(backoff=Backoff(base=1.0, cap=60.0), expectation_timeout=0.0),
+        now=lambda: NOW,
+        clock=lambda: clock[0],
+    )
+    controller.jobs["GenericJob"].store.put(job())
+
+    def service_creates() -> int:
+        return cluster.calls.count(("create", "Service/demo-worker-0"))
+
+    controller.process(KEY)  # refused: 1 s of backoff
+    assert service_creates() == 1
+    for _ in range(5):  # the pod's progress wakes the job
+        clock[0] += 0.01  # (past the expectation deadline of the pod create, not the backoff)
+        controller.process(KEY)
+    assert service_creates() == 1
+    assert core.seen[-1][1].failures  # the job still shows the refusal
+    assert controller.queue.failures(KEY) == 1  # a held pass does not lengthen the backoff
+
+    clock[0] += 1.5  # the backoff has passed
+    controller.process(KEY)
+    assert service_creates() == 2  # refused again: 2 s of backoff now
+
+    core.plan = Plan(create=({**service, "spec": {"ports": [{"port": 80}]}},))  # the job changed
+    controller.process(KEY)
+    assert service_creates() == 3  # sent at once: it is not the create that was refused
