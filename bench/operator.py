@@ -443,38 +443,37 @@ class Recorder:
     def job(self, name: str) -> JobTimes:
         return self.jobs.setdefault(name, JobTimes())
 
-    def _pods(self) -> None:
-        for _type, pod in self.kube.watch(f"/api/v1/namespaces/{self.namespace}/pods", self.stop):
+    def _owned(self, resource: str) -> Iterator[tuple[float, JobTimes, dict[str, Any]]]:
+        """(when seen, its job's times, object) for every event on a job's pods or services;
+        the caller holds `self.lock` while it handles one."""
+        path = f"/api/v1/namespaces/{self.namespace}/{resource}"
+        for _type, obj in self.kube.watch(path, self.stop):
             now = time.monotonic()
-            owner = controller_of(pod)
+            owner = controller_of(obj)
             if owner is None:
                 continue
             with self.lock:
-                times = self.job(owner)
-                if times.first_pod is None:
-                    times.first_pod = now
-                running = (pod.get("status") or {}).get("phase") == "Running"
-                times.pods[pod["metadata"]["name"]] = running or times.pods.get(
-                    pod["metadata"]["name"], False
-                )
-                if times.all_created is None and len(times.pods) >= self.m:
-                    times.all_created = now
-                full = len(times.pods) >= self.m
-                if times.all_running is None and full and all(times.pods.values()):
-                    times.all_running = now
+                yield now, self.job(owner), obj
+
+    def _pods(self) -> None:
+        for now, times, pod in self._owned("pods"):
+            if times.first_pod is None:
+                times.first_pod = now
+            running = (pod.get("status") or {}).get("phase") == "Running"
+            times.pods[pod["metadata"]["name"]] = running or times.pods.get(
+                pod["metadata"]["name"], False
+            )
+            if times.all_created is None and len(times.pods) >= self.m:
+                times.all_created = now
+            full = len(times.pods) >= self.m
+            if times.all_running is None and full and all(times.pods.values()):
+                times.all_running = now
 
     def _services(self) -> None:
-        path = f"/api/v1/namespaces/{self.namespace}/services"
-        for _type, svc in self.kube.watch(path, self.stop):
-            now = time.monotonic()
-            owner = controller_of(svc)
-            if owner is None:
-                continue
-            with self.lock:
-                times = self.job(owner)
-                times.services.add(svc["metadata"]["name"])
-                if times.all_services is None and len(times.services) >= self.m:
-                    times.all_services = now
+        for now, times, svc in self._owned("services"):
+            times.services.add(svc["metadata"]["name"])
+            if times.all_services is None and len(times.services) >= self.m:
+                times.all_services = now
 
     def _jobs(self) -> None:
         path = jobs_path(self.system, self.namespace)
