@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -581,9 +582,7 @@ class Controller:
             for group in _create_groups(plan.create):
                 stop = False
                 for batch in self._slow_start(group):
-                    waiting = [
-                        m for m in batch if held and _create_key(m) in held.get(_digest(m), ())
-                    ]
+                    waiting = [m for m in batch if held and (*_create_key(m), _digest(m)) in held]
                     if waiting:  # refused before, as it is now: its backoff has not passed
                         holding = True
                         stop = True
@@ -675,10 +674,10 @@ class Controller:
         with self._expect_lock:
             return max((until for _, until in (self._held.get(key) or {}).values()), default=0.0)
 
-    def _held_creates(self, key: JobKey) -> dict[str, set[tuple[str, str]]]:
-        """digest -> the (kind, name) of refused creates still held back (expired ones go)."""
+    def _held_creates(self, key: JobKey) -> set[tuple[str, str, str]]:
+        """(kind, name, digest) of the refused creates still held back (expired ones go)."""
         now = self._clock()
-        out: dict[str, set[tuple[str, str]]] = {}
+        out: set[tuple[str, str, str]] = set()
         with self._expect_lock:
             entries = self._held.get(key)
             if not entries:
@@ -687,7 +686,7 @@ class Controller:
                 if until <= now:
                     del entries[what]
                 else:
-                    out.setdefault(digest, set()).add(what)
+                    out.add((*what, digest))
             if not entries:
                 del self._held[key]
         return out
@@ -796,8 +795,9 @@ def _create_key(manifest: Manifest) -> tuple[str, str]:
 
 
 def _digest(manifest: Manifest) -> str:
-    """The identity of a manifest's content: the same create, or an edited one."""
-    return json.dumps(manifest, sort_keys=True, separators=(",", ":"), default=str)
+    """A hash of a manifest's content: the same create, or an edited one."""
+    text = json.dumps(manifest, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _create_groups(creates: Sequence[Manifest]) -> list[Sequence[Manifest]]:
