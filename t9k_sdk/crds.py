@@ -117,9 +117,13 @@ def _inline_core(name: str, description: str | None, stack: tuple[str, ...]) -> 
             "fieldPath": ".image",
         }
         out["x-kubernetes-validations"] = [*out.get("x-kubernetes-validations", []), rule]
-    if name == "ServicePort":  # the API server refuses any other port, but only at the Service
-        port = out["properties"]["port"]
-        out["properties"]["port"] = {**port, "minimum": 1, "maximum": 65535}
+    if name == "ServicePort":  # the API server refuses other ports, but only at the Service
+        bounds = models.core_v1.ServicePort.model_json_schema()["properties"]["port"]
+        out["properties"]["port"] = {
+            **out["properties"]["port"],
+            "minimum": bounds["minimum"],
+            "maximum": bounds["maximum"],
+        }
     if description:
         out["description"] = description
     return out
