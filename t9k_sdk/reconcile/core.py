@@ -516,8 +516,9 @@ class _Pass:
                 self.notes.append(f"create {kind.lower()} {name}")
         # The config maps, secrets and pod group come before the pods that mount them or are
         # scheduled with them; the services after the pods (as Kubeflow's operator orders them),
-        # so pods are scheduled and pull their images while the names are being created. Nothing
-        # resolves a peer's name unprompted: the SSH launchers wait until every host resolves.
+        # so pods are scheduled and pull their images while the names are being created. A peer's
+        # name may resolve a moment after a pod starts: the SSH launchers wait for every host,
+        # and a GenericJob's program retries (docs/operator/semantics.md).
         self.create[:0] = first
         self.create.extend(last)
 

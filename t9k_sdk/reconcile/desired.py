@@ -867,8 +867,8 @@ def desired_children(job: AnyJob, *, ssh_key: tuple[str, str] | None = None) -> 
 
 
 def _copy_json(value: Any) -> Any:
-    """A deep copy of JSON-shaped data (dicts, lists, scalars), several times faster than
-    `copy.deepcopy`, which a pass would otherwise spend most of its time in at 2,000 replicas."""
+    """A deep copy of JSON-shaped data (dicts, lists, scalars): faster than `copy.deepcopy`, which
+    a pass calls once per pod (docs/performance.md, change 10)."""
     if isinstance(value, Mapping):
         return {k: _copy_json(v) for k, v in value.items()}
     if isinstance(value, list):
