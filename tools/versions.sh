@@ -43,3 +43,14 @@ T9K_LUA_BIN_DIR="$T9K_CACHE_ROOT/bin/argocd-lua-${GOPHER_LUA_VERSION}_${GO_LINE:
 T9K_GITOPS_CRDS_DIR="$T9K_CACHE_ROOT/crds/argocd-${ARGOCD_VERSION}_flux-${FLUX_KUSTOMIZE_VERSION}-${FLUX_SOURCE_VERSION}"
 export HELM_VERSION CLI_UTILS_VERSION GOPHER_LUA_VERSION ARGOCD_VERSION FLUX_KUSTOMIZE_VERSION \
   FLUX_SOURCE_VERSION T9K_HELM_BIN_DIR T9K_KSTATUS_BIN_DIR T9K_LUA_BIN_DIR T9K_GITOPS_CRDS_DIR
+
+# --- The real node (tools/realnode.py) and its images (tools/images.py) ---
+# kubelet is built at K8S_VERSION from tools/gobuild/kubelet; CoreDNS with `go install` at its
+# tag (its go.mod has no replace directives). The training image's Python packages come from
+# PyPI at these versions: ColossalAI 0.5.0 allows torch <= 2.5.1, so the image holds that torch.
+COREDNS_VERSION=v1.14.7
+TRAIN_TORCH_VERSION=2.5.1
+TRAIN_DEEPSPEED_VERSION=0.19.8
+TRAIN_COLOSSALAI_VERSION=0.5.0
+T9K_NODE_BIN_DIR="$T9K_CACHE_ROOT/bin/node-k8s-${K8S_VERSION}_coredns-${COREDNS_VERSION}_${GO_LINE:-go}"
+export COREDNS_VERSION T9K_NODE_BIN_DIR

@@ -1,0 +1,649 @@
+#!/usr/bin/env python3
+"""Container images for the real node, built on this machine: no registry is ever contacted.
+
+    python tools/images.py build [pause|base|train ...]   # build what is missing (all by default)
+    python tools/images.py ref train                       # the image name a pod uses
+    python tools/images.py list                            # every image, its key and whether built
+    python tools/images.py import --address SOCK [NAME...] # load built images into containerd
+
+| image | what | from |
+| --- | --- | --- |
+| `pause` | the pod sandbox: Kubernetes' own `pause.c`, compiled static | the k8s.io/kubernetes Go module + gcc |
+| `base` | Debian bookworm (minbase) with python3, OpenSSH, pdsh, iproute2, procps | Debian's packages (mmdebstrap) |
+| `train` | `base` + torch, DeepSpeed and ColossalAI under /usr/local | PyPI |
+
+Each image is one OCI archive (uncompressed layers) in `~/.cache/t9k-sdk/images/`, named by a
+*content key*: the sha256 of its recipe (package lists, versions, the image's settings,
+RECIPE_VERSION and the key of the image it builds on). A changed recipe is a new key and so a new
+build; an unchanged one is reused in milliseconds. A change to how a recipe is built that the
+recipe's data does not show (a build function's code) bumps RECIPE_VERSION. The image's tag is the first 12 hex digits of the
+key, so a pod names exactly the recipe it runs.
+
+Only the standard library is used (the script runs before any virtualenv exists). It must run
+as root: mmdebstrap builds the Debian root file system in a chroot of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+REPO_ROOT: Final = Path(__file__).resolve().parent.parent
+VERSIONS_FILE: Final = REPO_ROOT / "tools" / "versions.sh"
+K8S_WRAPPER: Final = REPO_ROOT / "tools" / "gobuild" / "k8s"
+RECIPE_VERSION: Final = "1"  # bump to rebuild every image after a change this file cannot see
+
+# Debian packages of the base image. openssh-server/client and pdsh are what the operator's
+# launchers use; iproute2, procps and netcat are for people (and tests) looking into a pod.
+BASE_PACKAGES: Final = (
+    "python3",
+    "python3-distutils",
+    "openssh-server",
+    "openssh-client",
+    "pdsh",
+    "iproute2",
+    "procps",
+    "netcat-openbsd",
+    "ca-certificates",
+    "less",
+)
+SUITE: Final = "bookworm"
+IMAGE_PATH: Final = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class ImageError(Exception):
+    """A build step failed; the message says which and where its log is."""
+
+
+def versions() -> dict[str, str]:
+    """The KEY=VALUE lines of tools/versions.sh that are plain constants."""
+    found: dict[str, str] = {}
+    for line in VERSIONS_FILE.read_text().splitlines():
+        m = re.fullmatch(r"([A-Z0-9_]+)=([A-Za-z0-9._+-]+)", line.strip())
+        if m:
+            found[m.group(1)] = m.group(2)
+    return found
+
+
+def cache_root() -> Path:
+    env = os.environ.get("T9K_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "t9k-sdk"
+
+
+def image_dir() -> Path:
+    return cache_root() / "images"
+
+
+@dataclass(frozen=True)
+class Image:
+    """One image: its name, what it is made of, and how."""
+
+    name: str
+    repository: str
+    recipe: tuple[str, ...]
+    parent: str | None
+    build: Callable[[Image, Path, Callable[[str], None]], list[Path]]
+    """Writes the image's own layer tars into the given work dir; returns them, in order."""
+    entrypoint: tuple[str, ...] = ()
+    cmd: tuple[str, ...] = ("/bin/bash",)
+    env: tuple[str, ...] = (IMAGE_PATH,)
+    expected_minutes: str = "1"
+
+    def key(self) -> str:
+        h = hashlib.sha256()
+        h.update(f"recipe {RECIPE_VERSION}\n".encode())
+        for part in self.recipe:
+            h.update(part.encode() + b"\n")
+        h.update(json.dumps([self.entrypoint, self.cmd, self.env]).encode())
+        if self.parent is not None:
+            h.update(IMAGES[self.parent].key().encode())
+        return h.hexdigest()
+
+    @property
+    def tag(self) -> str:
+        return self.key()[:12]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.repository}:{self.tag}"
+
+    @property
+    def archive(self) -> Path:
+        return image_dir() / f"{self.name}-{self.key()[:16]}.oci.tar"
+
+    @property
+    def layers_file(self) -> Path:
+        """The digests of the image's layers (its parent's first), for children to reuse."""
+        return self.archive.with_suffix(".layers.json")
+
+    def built(self) -> bool:
+        return self.archive.is_file() and self.layers_file.is_file()
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def _run(argv: Sequence[str], log: Path, env: dict[str, str] | None = None) -> None:
+    with log.open("ab") as fh:
+        fh.write(f"\n$ {' '.join(argv)}\n".encode())
+        fh.flush()
+        proc = subprocess.run(list(argv), stdout=fh, stderr=subprocess.STDOUT, env=env, check=False)
+    if proc.returncode != 0:
+        tail = "\n".join(log.read_text(errors="replace").splitlines()[-30:])
+        raise ImageError(
+            f"`{' '.join(argv[:3])} ...` exited with {proc.returncode}; read {log}:\n{tail}"
+        )
+
+
+def _debian_mirror() -> str:
+    """The host's own Debian mirror (the only package source this machine may use)."""
+    deb822 = Path("/etc/apt/sources.list.d/debian.sources")
+    if deb822.is_file():
+        for line in deb822.read_text().splitlines():
+            if line.startswith("URIs:"):
+                return line.split()[1]
+    legacy = Path("/etc/apt/sources.list")
+    if legacy.is_file():
+        for line in legacy.read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[0] == "deb" and "security" not in parts[1]:
+                return parts[1] if not parts[1].startswith("[") else parts[2]
+    raise ImageError("no Debian mirror found in /etc/apt/sources.list.d/debian.sources")
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 22):
+            h.update(chunk)
+    return "sha256:" + h.hexdigest()
+
+
+def _tar_dir(src: Path, out: Path, members: Sequence[str]) -> None:
+    """A layer tar of `members` under `src`, owned by root, with fixed times."""
+    argv = [
+        "tar",
+        "--owner=0",
+        "--group=0",
+        "--numeric-owner",
+        "--mtime=@0",
+        "--sort=name",
+        "-C",
+        str(src),
+        "-cf",
+        str(out),
+        *members,
+    ]
+    subprocess.run(argv, check=True)
+
+
+# --------------------------------------------------------------------------------------------
+# recipes
+
+
+def build_pause(image: Image, work: Path, say: Callable[[str], None]) -> list[Path]:
+    """Kubernetes' pause.c from the k8s.io/kubernetes module, compiled static, one file."""
+    v = versions()["K8S_VERSION"]
+    env = {**os.environ, "GOFLAGS": "-mod=readonly", "GOWORK": "off", "GOTOOLCHAIN": "local"}
+    out = subprocess.run(
+        ["go", "mod", "download", "-json", f"k8s.io/kubernetes@{v}"],
+        cwd=K8S_WRAPPER,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise ImageError(f"go mod download k8s.io/kubernetes@{v} failed:\n{out.stderr}")
+    src = Path(json.loads(out.stdout)["Dir"]) / "build" / "pause" / "linux" / "pause.c"
+    root = work / "root"
+    root.mkdir()
+    log = work / "build.log"
+    _run(["gcc", "-Os", "-static", "-DVERSION=v3.10-t9k", "-o", str(root / "pause"), str(src)], log)
+    _run(["strip", str(root / "pause")], log)
+    layer = work / "layer.tar"
+    _tar_dir(root, layer, ["pause"])
+    return [layer]
+
+
+def build_base(image: Image, work: Path, say: Callable[[str], None]) -> list[Path]:
+    """Debian minbase with BASE_PACKAGES, straight to a tar (one layer). No host keys: the
+    operator's sshd script makes them in each pod."""
+    layer = work / "rootfs.tar"
+    hooks = [
+        'rm -f "$1"/etc/ssh/ssh_host_*',
+        'rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin "$1"/var/log/*.log',
+    ]
+    argv = [
+        "mmdebstrap",
+        "--quiet",
+        "--variant=minbase",
+        f"--include={','.join(image.recipe[1:])}",
+        "--dpkgopt=path-exclude=/usr/share/man/*",
+        "--dpkgopt=path-exclude=/usr/share/doc/*",
+        "--dpkgopt=path-exclude=/usr/share/locale/*",
+        "--dpkgopt=path-include=/usr/share/doc/*/copyright",
+        *(f"--customize-hook={h}" for h in hooks),
+        SUITE,
+        str(layer),
+        _debian_mirror(),
+    ]
+    _run(argv, work / "build.log")
+    return [layer]
+
+
+def build_train(image: Image, work: Path, say: Callable[[str], None]) -> list[Path]:
+    """torch, ColossalAI and DeepSpeed from PyPI into /usr/local of the image (one layer).
+
+    pip runs with the host's Debian python3.11, the same interpreter as the base image's, into a
+    staging root; `--ignore-installed` keeps the host's own packages out of the decision, so the
+    layer holds every dependency. DeepSpeed is built in a second step against the staged torch
+    with its CPU shared-memory op compiled ahead of time: the image needs no compiler.
+    """
+    v = versions()
+    stage = work / "stage"
+    prefix = "/opt/t9k"  # Debian's pip adds `local/`: files land in <stage>/opt/t9k/local/...
+    site = stage / "opt" / "t9k" / "local" / "lib" / "python3.11" / "dist-packages"
+    wheelhouse = cache_root() / "wheelhouse"
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    log = work / "build.log"
+    pip = [
+        "/usr/bin/python3",
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--root",
+        str(stage),
+        "--prefix",
+        prefix,
+        "--break-system-packages",
+        "--no-compile",
+        "--no-warn-script-location",
+        "--disable-pip-version-check",
+        "--find-links",
+        str(wheelhouse),
+    ]
+    env = {**os.environ, "PIP_NO_INPUT": "1", "BUILD_EXT": "0"}
+    env.pop("PYTHONPATH", None)
+    torch = f"torch=={v['TRAIN_TORCH_VERSION']}"
+    say(f"downloading {torch} (the CUDA build with its nvidia wheels, about 3 GB; it runs on CPU)")
+    _run(
+        [
+            "/usr/bin/python3",
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--only-binary=:all:",
+            "--no-cache-dir",
+            "--disable-pip-version-check",
+            "-d",
+            str(wheelhouse),
+            torch,
+        ],
+        log,
+        env,
+    )
+    say(f"installing {torch}, colossalai=={v['TRAIN_COLOSSALAI_VERSION']} and their dependencies")
+    _run(
+        [
+            *pip,
+            "--ignore-installed",
+            torch,
+            f"colossalai=={v['TRAIN_COLOSSALAI_VERSION']}",
+            # deepspeed's own dependencies (the second step sees them installed)
+            "hjson",
+            "msgpack",
+            "py-cpuinfo",
+            "ninja",
+        ],
+        log,
+        env,
+    )
+    say(f"building deepspeed=={v['TRAIN_DEEPSPEED_VERSION']} against it (CPU ops ahead of time)")
+    ds_env = {
+        **env,
+        "PYTHONPATH": str(site),
+        "DS_ACCELERATOR": "cpu",
+        "DS_BUILD_OPS": "0",
+        "DS_BUILD_SHM_COMM": "1",
+        "MAX_JOBS": "2",
+    }
+    _run(
+        [
+            *pip,
+            "--no-cache-dir",
+            "--no-build-isolation",
+            f"deepspeed=={v['TRAIN_DEEPSPEED_VERSION']}",
+        ],
+        log,
+        ds_env,
+    )
+    # The layer must work on its own: import everything with no host package on the path.
+    check = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "import torch, deepspeed, colossalai, torch.distributed.run;"
+        "print('torch', torch.__version__, 'deepspeed', deepspeed.__version__,"
+        " 'colossalai', colossalai.__version__)"
+    )
+    _run(["/usr/bin/python3", "-I", "-S", "-c", check, str(site)], log, ds_env)
+    usr = work / "layer" / "usr"
+    usr.mkdir(parents=True)
+    (stage / "opt" / "t9k" / "local").rename(usr / "local")
+    shutil.rmtree(stage)
+    layer = work / "layer.tar"
+    _tar_dir(work / "layer", layer, ["usr"])
+    shutil.rmtree(work / "layer")
+    return [layer]
+
+
+def _train_recipe() -> tuple[str, ...]:
+    v = versions()
+    return (
+        f"torch {v['TRAIN_TORCH_VERSION']}",
+        f"deepspeed {v['TRAIN_DEEPSPEED_VERSION']}",
+        f"colossalai {v['TRAIN_COLOSSALAI_VERSION']}",
+        "python3.11",
+    )
+
+
+def _images() -> dict[str, Image]:
+    return {
+        "pause": Image(
+            "pause",
+            "localhost/t9k/pause",
+            (f"kubernetes {versions()['K8S_VERSION']}",),
+            None,
+            build_pause,
+            entrypoint=("/pause",),
+            cmd=(),
+            env=(),
+        ),
+        "base": Image(
+            "base",
+            "localhost/t9k/base",
+            (SUITE, *BASE_PACKAGES),
+            None,
+            build_base,
+            expected_minutes="2 to 4",
+        ),
+        "train": Image(
+            "train",
+            "localhost/t9k/train",
+            _train_recipe(),
+            "base",
+            build_train,
+            env=(IMAGE_PATH, "DS_ACCELERATOR=cpu"),
+            expected_minutes="8 to 15",
+        ),
+    }
+
+
+IMAGES: Final = _images()
+ORDER: Final = ("pause", "base", "train")
+
+
+# --------------------------------------------------------------------------------------------
+# OCI archive
+
+
+def _layer_entries(image: Image) -> list[dict[str, object]]:
+    """The image's layers, its parents' first: {digest, size, path-in-archive-of-origin}."""
+    entries: list[dict[str, object]] = []
+    if image.parent is not None:
+        entries.extend(json.loads(IMAGES[image.parent].layers_file.read_text()))
+    return entries
+
+
+def write_archive(image: Image, own_layers: Sequence[Path]) -> None:
+    """The OCI image layout as one tar: oci-layout, index.json, blobs (uncompressed layers:
+    no gzip CPU on a 2-core machine, and the diff_id is the digest)."""
+    parent_entries = _layer_entries(image)
+    own = [
+        {"digest": _sha256_file(p), "size": p.stat().st_size, "file": str(p)} for p in own_layers
+    ]
+    cfg: dict[str, object] = {
+        "architecture": "amd64",
+        "os": "linux",
+        "created": "2000-01-01T00:00:00Z",
+        "config": {
+            "Env": list(image.env),
+            "WorkingDir": "/",
+            **({"Entrypoint": list(image.entrypoint)} if image.entrypoint else {}),
+            **({"Cmd": list(image.cmd)} if image.cmd else {}),
+            "Labels": {"dev.t9k.image.key": image.key()},
+        },
+        "rootfs": {
+            "type": "layers",
+            "diff_ids": [e["digest"] for e in [*parent_entries, *own]],
+        },
+    }
+    blobs: dict[str, bytes] = {}
+
+    def blob(obj: object) -> tuple[str, int]:
+        data = json.dumps(obj, separators=(",", ":"), sort_keys=True).encode()
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        blobs[digest] = data
+        return digest, len(data)
+
+    cfg_digest, cfg_size = blob(cfg)
+    layers = [*parent_entries, *own]
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {
+            "mediaType": "application/vnd.oci.image.config.v1+json",
+            "digest": cfg_digest,
+            "size": cfg_size,
+        },
+        "layers": [
+            {
+                "mediaType": "application/vnd.oci.image.layer.v1.tar",
+                "digest": e["digest"],
+                "size": e["size"],
+            }
+            for e in layers
+        ],
+    }
+    man_digest, man_size = blob(manifest)
+    index = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": man_digest,
+                "size": man_size,
+                "platform": {"architecture": "amd64", "os": "linux"},
+                "annotations": {
+                    "io.containerd.image.name": image.ref,
+                    "org.opencontainers.image.ref.name": image.tag,
+                },
+            }
+        ],
+    }
+    tmp = image.archive.with_suffix(".partial")
+    with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tf:
+
+        def add_bytes(name: str, data: bytes) -> None:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o644
+            tf.addfile(info, io.BytesIO(data))
+
+        add_bytes("oci-layout", b'{"imageLayoutVersion":"1.0.0"}')
+        add_bytes("index.json", json.dumps(index, sort_keys=True).encode())
+        for digest, data in blobs.items():
+            add_bytes("blobs/sha256/" + digest.split(":")[1], data)
+        for entry in parent_entries:
+            # A parent's layer is read out of the parent's archive: no second copy on disk.
+            _copy_blob(IMAGES[image.parent or ""].archive, str(entry["digest"]), tf)
+        for entry in own:
+            info = tarfile.TarInfo("blobs/sha256/" + str(entry["digest"]).split(":")[1])
+            info.size = int(str(entry["size"]))
+            info.mode = 0o644
+            with Path(str(entry["file"])).open("rb") as fh:
+                tf.addfile(info, fh)
+    image.layers_file.write_text(
+        json.dumps([{"digest": e["digest"], "size": e["size"]} for e in layers])
+    )
+    tmp.rename(image.archive)
+
+
+def _copy_blob(archive: Path, digest: str, out: tarfile.TarFile) -> None:
+    name = "blobs/sha256/" + digest.split(":")[1]
+    with tarfile.open(archive) as src:
+        member = src.getmember(name)
+        fh = src.extractfile(member)
+        if fh is None:
+            raise ImageError(f"{archive} has no blob {digest}")
+        info = tarfile.TarInfo(name)
+        info.size = member.size
+        info.mode = 0o644
+        out.addfile(info, fh)
+
+
+def manifest_digest(image: Image) -> str:
+    """The digest containerd will record for the built archive (from its index.json)."""
+    with tarfile.open(image.archive) as tf:
+        fh = tf.extractfile("index.json")
+        if fh is None:
+            raise ImageError(f"{image.archive} has no index.json")
+        return str(json.load(fh)["manifests"][0]["digest"])
+
+
+# --------------------------------------------------------------------------------------------
+# commands
+
+
+def build(names: Sequence[str], say: Callable[[str], None] | None = None) -> None:
+    """Build every named image (and what it builds on) that is not in the cache yet."""
+    out = say or (lambda msg: print(f"[images] {msg}", file=sys.stderr, flush=True))
+    wanted: list[str] = []
+    for name in names:
+        chain = [name]
+        while (parent := IMAGES[chain[-1]].parent) is not None:
+            chain.append(parent)
+        for n in reversed(chain):
+            if n not in wanted:
+                wanted.append(n)
+    for name in wanted:
+        image = IMAGES[name]
+        if image.built():
+            continue
+        if os.geteuid() != 0:
+            raise ImageError(f"building the {name} image needs root (mmdebstrap, chroot)")
+        image_dir().mkdir(parents=True, exist_ok=True)
+        out(
+            f"building {image.ref} (first time only, about {image.expected_minutes} min;"
+            f" cached in {image_dir()})"
+        )
+        start = time.monotonic()
+        work = Path(tempfile.mkdtemp(prefix=f"build-{name}-", dir=image_dir()))
+        try:
+            layers = image.build(image, work, lambda msg, n=name: out(f"{n}: {msg}"))
+            write_archive(image, layers)
+        except BaseException:
+            log = work / "build.log"
+            if log.is_file():
+                shutil.copy(log, image_dir() / f"{name}-failed.log")
+            raise
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        size = image.archive.stat().st_size / 2**20
+        out(f"built {image.ref} in {time.monotonic() - start:.0f}s ({size:.0f} MiB)")
+    _prune(wanted)
+
+
+def _prune(names: Sequence[str]) -> None:
+    """Remove archives of the same images with other keys (an older recipe)."""
+    for name in names:
+        keep = IMAGES[name].archive
+        for path in image_dir().glob(f"{name}-*.oci.tar"):
+            if path != keep:
+                path.unlink(missing_ok=True)
+                path.with_suffix(".layers.json").unlink(missing_ok=True)
+
+
+def import_images(address: str, names: Sequence[str], say: Callable[[str], None]) -> None:
+    """Load the built images into containerd's k8s.io namespace unless already there."""
+    ctr = ["ctr", "--address", address, "--namespace", "k8s.io"]
+    listing = subprocess.run(
+        [*ctr, "images", "ls"], capture_output=True, text=True, check=True
+    ).stdout
+    present = {
+        (parts[0], parts[2]) for line in listing.splitlines()[1:] if len(parts := line.split()) > 2
+    }
+    for name in names:
+        image = IMAGES[name]
+        if not image.built():
+            raise ImageError(
+                f"the {name} image is not built: run `python tools/images.py build {name}`"
+            )
+        if (image.ref, manifest_digest(image)) in present:
+            continue
+        start = time.monotonic()
+        subprocess.run(
+            [*ctr, "images", "import", "--no-unpack", str(image.archive)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        say(f"imported {image.ref} into containerd in {time.monotonic() - start:.0f}s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_build = sub.add_parser("build", help="build the images that are not cached yet")
+    p_build.add_argument("names", nargs="*", help=f"any of {', '.join(ORDER)} (default: all)")
+    p_ref = sub.add_parser("ref", help="print an image's name:tag")
+    p_ref.add_argument("name", choices=ORDER)
+    sub.add_parser("list", help="every image, its key and whether it is built")
+    p_import = sub.add_parser("import", help="load built images into a containerd")
+    p_import.add_argument("--address", required=True)
+    p_import.add_argument("names", nargs="*", default=list(ORDER))
+    args = parser.parse_args(argv)
+    unknown = [n for n in getattr(args, "names", []) if n not in IMAGES]
+    if unknown:
+        parser.error(f"unknown image {unknown[0]!r}; the images are {', '.join(ORDER)}")
+    try:
+        if args.command == "build":
+            build(args.names or list(ORDER))
+        elif args.command == "ref":
+            print(IMAGES[args.name].ref)
+        elif args.command == "list":
+            for name in ORDER:
+                image = IMAGES[name]
+                state = "built" if image.built() else "not built"
+                print(f"{name:<6} {image.ref:<36} {state:<10} {image.archive}")
+        elif args.command == "import":
+            import_images(args.address, args.names, lambda m: print(f"[images] {m}"))
+    except ImageError as err:
+        print(f"[images] error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
