@@ -39,11 +39,19 @@ lint: $(STAMP) ## black --check, ruff, mypy --strict, import-layer contracts
 	$(BIN)/lint-imports
 
 .PHONY: binaries
-binaries: cluster-binaries pulumi-binaries gitops-binaries ## Build (or reuse) every binary the tests need
+binaries: cluster-binaries pulumi-binaries gitops-binaries node-binaries ## Build (or reuse) every binary the tests need
 
 .PHONY: cluster-binaries
 cluster-binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 	tools/ensure-binaries.sh
+
+.PHONY: node-binaries
+node-binaries: ## Build (or reuse) the real node's kubelet and CoreDNS
+	tools/ensure-node-binaries.sh
+
+.PHONY: images
+images: system-packages ## Build (or reuse) the real node's images: pause, base (Debian, OpenSSH, pdsh), train (torch, DeepSpeed, ColossalAI)
+	$(PYTHON) tools/images.py build
 
 .PHONY: pulumi-binaries
 pulumi-binaries: ## Build (or reuse) the Pulumi CLI, its Python language host and the Kubernetes provider
@@ -54,19 +62,22 @@ gitops-binaries: ## Build (or reuse) helm, kstatus and the Lua runner the GitOps
 	tools/ensure-gitops-binaries.sh
 
 .PHONY: cluster-up
-cluster-up: $(STAMP) cluster-binaries ## Start (or reuse) the local control plane in .cluster/ (KUBECONFIG=.cluster/kubeconfig)
+cluster-up: $(STAMP) cluster-binaries node-binaries system-packages ## Start (or reuse) the local cluster in .cluster/: control plane, kwok nodes, the real node (KUBECONFIG=.cluster/kubeconfig)
 	$(BIN)/python tools/cluster.py up
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local control plane and remove .cluster/
+cluster-down: ## Stop the local cluster (the real node first: fails if the host is not as it was) and remove .cluster/
 	$(BIN)/python tools/cluster.py down
 
 .PHONY: system-packages
-system-packages: ## Install the Debian packages the tests need (openssh-server, iproute2) if missing
+system-packages: ## Install the Debian packages the tests need (openssh-server, containerd, runc, CNI plugins, mmdebstrap, ...) if missing
 	tools/ensure-system-packages.sh
 
 .PHONY: test
-test: lint binaries system-packages ## Everything CI runs: lint, all tests on the real control plane, other dependency versions, the built package
+# The prerequisites run side by side: the image builds wait on the network and the disk while
+# the Go builds use the CPU. Each one's output is printed whole when it ends (--output-sync).
+test: system-packages ## Everything CI runs: lint, all tests on the real cluster (real node included), other dependency versions, the built package
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint binaries images
 	export T9K_REQUIRE_CLUSTER=1; $(BIN)/python -m pytest
 	$(MAKE) deps-newest deps-lowest dist-check
 

@@ -46,6 +46,12 @@ from typing import Any, Final
 
 import yaml
 
+if __package__:  # imported as tools.cluster (tests, tools/chaos.py)
+    from . import images, realnode
+else:  # run as a script: tools/ is sys.path[0]
+    import images  # type: ignore[no-redef]
+    import realnode  # type: ignore[no-redef]
+
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 STATE_DIR: Final = Path(os.environ.get("T9K_CLUSTER_DIR", REPO_ROOT / ".cluster")).resolve()
 STATE_FILE: Final = STATE_DIR / "state.json"
@@ -133,6 +139,8 @@ class State:
     processes: list[ProcessRecord] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
     ready: bool = False
+    node: list[ProcessRecord] | None = None
+    """The real node's processes (tools/realnode.py), None for a kwok-only cluster."""
 
     @property
     def server(self) -> str:
@@ -148,6 +156,7 @@ class State:
             "started_at": self.started_at,
             "ready": self.ready,
             "processes": [p.to_json() for p in self.processes],
+            "node": None if self.node is None else [p.to_json() for p in self.node],
         }
 
     @staticmethod
@@ -160,6 +169,11 @@ class State:
             processes=[ProcessRecord.from_json(p) for p in data["processes"]],
             started_at=float(data["started_at"]),
             ready=bool(data["ready"]),
+            node=(
+                None
+                if data.get("node") is None
+                else [ProcessRecord.from_json(p) for p in data["node"]]
+            ),
         )
 
     def save(self) -> None:
@@ -791,6 +805,11 @@ def _apiserver_argv(state: State) -> list[str]:
         "--disable-admission-plugins=ServiceAccount",
         "--endpoint-reconciler-type=none",  # endpoints may not be 127.0.0.1
         "--allow-privileged=true",
+        # logs/exec/port-forward to the real node's kubelet (tools/realnode.py): at its node IP,
+        # with the admin certificate, which that kubelet requires (kwok's nodes serve nothing)
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
+        f"--kubelet-client-certificate={PKI_DIR / 'admin.crt'}",
+        f"--kubelet-client-key={PKI_DIR / 'admin.key'}",
         "--profiling=false",
         "--v=1",
         *_audit_flags(),
@@ -898,7 +917,8 @@ def _start(state: State) -> list[str]:
             str(bin_dir / "kwok"),
             f"--kubeconfig={kc}",
             f"--config={STAGES_FILE}",
-            "--manage-all-nodes=true",
+            # the fake nodes only: the real node (tools/realnode.py) has a kubelet of its own
+            "--manage-nodes-with-label-selector=type=kwok",
             "--node-ip=127.0.0.1",
             "--cidr=10.244.0.0/16",
             "--node-lease-duration-seconds=40",
@@ -950,7 +970,7 @@ def healthy(state: State | None = None) -> bool:
     state = state or read_state()
     if state is None or not state.ready or not state.processes:
         return False
-    if not all(process_alive(p) for p in state.processes):
+    if not all(process_alive(p) for p in [*state.processes, *(state.node or [])]):
         return False
     try:
         return Api(state.server).ready()
@@ -996,18 +1016,115 @@ def stop_demo_operator(grace: float = 10.0) -> None:
             return
 
 
-def _teardown() -> None:
+def _teardown() -> list[str]:
+    """Stop everything of a stale cluster; returns what the real node left on the host."""
     stop_demo_operator()
     state = read_state()
+    left: list[str] = []
     if state is not None:
+        left = _stop_real_node(state)
         stop_processes(state.processes)
+    return left
 
 
-def up(build: bool = True, quiet: bool = False) -> State:
-    """Start the cluster, or reuse the running one (then only the CRDs are re-applied)."""
+# --------------------------------------------------------------------------------------------
+# the real node (tools/realnode.py) and its images (tools/images.py)
+
+NODE_DIR: Final = STATE_DIR / "node"
+REAL_NODE_ENV: Final = "T9K_REAL_NODE"
+"""`0` starts kwok-only clusters (as --no-real-node does)."""
+
+
+def real_node_wanted(flag: bool | None = None) -> bool:
+    if flag is not None:
+        return flag
+    return os.environ.get(REAL_NODE_ENV, "1") != "0"
+
+
+def _say(msg: str) -> None:
+    print(f"[cluster] {msg}", file=sys.stderr, flush=True)
+
+
+def _node_images() -> tuple[str, list[str]]:
+    """The pause image (built here if missing: seconds) and every built image's archive."""
+    images.build(["pause"], say=_say)
+    built = [str(images.IMAGES[n].archive) for n in images.ORDER if images.IMAGES[n].built()]
+    return images.IMAGES["pause"].ref, built
+
+
+def _node_bin_dir() -> Path:
+    script = REPO_ROOT / "tools" / "ensure-node-binaries.sh"
+    proc = subprocess.run(["bash", str(script), "--print-dir"], capture_output=True, text=True)
+    bin_dir = Path(proc.stdout.strip())
+    if not all(os.access(bin_dir / b, os.X_OK) for b in ("kubelet", "coredns")):
+        _say("building kubelet and CoreDNS (tools/ensure-node-binaries.sh)")
+        built = subprocess.run(["bash", str(script)], stdout=sys.stderr, check=False)
+        if built.returncode != 0:
+            raise ClusterError("tools/ensure-node-binaries.sh failed (its output is above)")
+    return bin_dir
+
+
+def _start_real_node(state: State) -> None:
+    try:
+        procs = realnode.up(
+            Api(state.server),
+            NODE_DIR,
+            KUBECONFIG,
+            PKI_DIR,
+            _node_bin_dir(),
+            _node_images,
+            lambda msg: _say(f"real node: {msg}"),
+        )
+    except realnode.NodeError as err:
+        # whatever did start is in the node's cgroups: `down` below stops it
+        state.node = []
+        state.save()
+        _stop_real_node(state)
+        raise ClusterError(str(err)) from err
+    state.node = [ProcessRecord(p.name, p.pid, p.start_ticks, p.log) for p in procs]
+    state.save()
+
+
+def _stop_real_node(state: State) -> list[str]:
+    if state.node is None:
+        return []
+    api: Api | None = Api(state.server)
+    try:
+        if api is None or not api.ready():
+            api = None
+    except (OSError, ssl.SSLError):
+        api = None
+    procs = [realnode.Proc(p.name, p.pid, p.start_ticks, p.log) for p in state.node]
+    left = realnode.down(api, NODE_DIR, procs, lambda msg: _say(msg))
+    state.node = None
+    if STATE_FILE.exists():
+        state.save()
+    return left
+
+
+def import_images() -> None:
+    """Load every built image into the running real node's containerd (a no-op for those
+    already there): after `python tools/images.py build`, without restarting the cluster."""
+    state = read_state()
+    if state is None or not state.node:
+        raise ClusterError("no real node runs; start it with `make cluster-up`")
+    ctr = ["ctr", "--address", str(realnode.Paths(NODE_DIR).socket), "--namespace", "k8s.io"]
+    for name in images.ORDER:
+        if images.IMAGES[name].built():
+            realnode.import_archive(ctr, str(images.IMAGES[name].archive), _say)
+
+
+def up(build: bool = True, quiet: bool = False, real_node: bool | None = None) -> State:
+    """Start the cluster, or reuse the running one (then only the CRDs are re-applied, and the
+    real node is started, or given the images built since, where it is wanted)."""
+    want_node = real_node_wanted(real_node)
     with _lock():
         state = read_state()
         if state is not None and healthy(state):
+            if want_node and state.node is None:
+                _start_real_node(state)
+            elif state.node:
+                import_images()
             names, created, applied = install_crds(Api(state.server))
             if created:
                 # Otherwise the garbage collector would ignore owner references to the new kinds
@@ -1025,8 +1142,11 @@ def up(build: bool = True, quiet: bool = False) -> State:
             return state
         if state is not None or STATE_FILE.exists():
             print("[cluster] found a stale cluster in .cluster/; cleaning it up", file=sys.stderr)
-            _teardown()
+            for line in _teardown():
+                _say(f"left on the host by the stale real node: {line}")
         _remove_state()
+        if want_node and (problems := realnode.preflight()):
+            raise ClusterError("the real node cannot start:\n  " + "\n  ".join(problems))
 
         t0 = time.monotonic()
         bin_dir = binary_dir(build)
@@ -1038,8 +1158,13 @@ def up(build: bool = True, quiet: bool = False) -> State:
         try:
             make_pki()
             steps = _start(state)
+            if want_node:
+                mark = time.monotonic()
+                _start_real_node(state)
+                steps.append(f"real node {time.monotonic() - mark:.1f}s")
         except BaseException:
             # Leave nothing running; keep the logs the error message points to.
+            _stop_real_node(state)
             stop_processes(state.processes)
             _remove_state(keep_logs=True)
             raise
@@ -1050,7 +1175,8 @@ def up(build: bool = True, quiet: bool = False) -> State:
             crds = len(load_crds())
             print(
                 f"[cluster] ready in {elapsed:.1f}s ({', '.join(steps)}):"
-                f" {len(FAKE_NODES)} kwok nodes, {crds} CRDs"
+                f" {len(FAKE_NODES)} kwok nodes,"
+                f"{' 1 real node,' if state.node else ''} {crds} CRDs"
             )
             _print_usage(state)
         return state
@@ -1061,9 +1187,15 @@ def down(quiet: bool = False) -> None:
     with _lock():
         stop_demo_operator()  # first: it releases its Lease through the API server
         state = read_state()
+        left: list[str] = []
         if state is not None:
+            left = _stop_real_node(state)  # while the API server can still delete its pods
             stop_processes(state.processes)
         _remove_state()
+        if left:
+            raise ClusterError(
+                "the real node did not leave the host as it found it:\n  " + "\n  ".join(left)
+            )
         if not quiet:
             print("[cluster] stopped" if state is not None else "[cluster] nothing to stop")
 
@@ -1082,7 +1214,7 @@ def status() -> int:
     if state is None:
         print("[cluster] not running (no .cluster/state.json)")
         return 1
-    for record in state.processes:
+    for record in [*state.processes, *(state.node or [])]:
         alive = "running" if process_alive(record) else "DEAD"
         port = state.ports.get(record.name, "-")
         print(f"  {record.name:<24} pid {record.pid:<8} {alive:<8} port {port:<6} {record.log}")
@@ -1098,6 +1230,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_up = sub.add_parser("up", help="start the cluster (or reuse the running one)")
     p_up.add_argument(
+        "--no-real-node",
+        action="store_true",
+        help=f"kwok nodes only: no containerd, kubelet or CoreDNS (also {REAL_NODE_ENV}=0)",
+    )
+    p_up.add_argument(
         "--no-build",
         action="store_true",
         help="fail instead of building missing binaries with tools/ensure-binaries.sh",
@@ -1105,13 +1242,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("down", help="stop every process and remove .cluster/")
     sub.add_parser("status", help="show the processes; exit 1 unless healthy")
     sub.add_parser("env", help="print `export KUBECONFIG=...`")
+    sub.add_parser("import-images", help="load newly built images into the real node")
     p_restart = sub.add_parser("restart", help="restart one component (fault injection)")
     p_restart.add_argument("component", choices=RESTARTABLE)
     p_restart.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM")
     args = parser.parse_args(argv)
     try:
         if args.command == "up":
-            up(build=not args.no_build)
+            up(build=not args.no_build, real_node=False if args.no_real_node else None)
         elif args.command == "down":
             down()
         elif args.command == "status":
@@ -1121,6 +1259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("[cluster] not running; run `make cluster-up` first", file=sys.stderr)
                 return 1
             print(f"export KUBECONFIG={KUBECONFIG}")
+        elif args.command == "import-images":
+            import_images()
         elif args.command == "restart":
             state = read_state()
             if state is None or not healthy(state):

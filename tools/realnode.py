@@ -1,0 +1,860 @@
+"""One real node beside the kwok nodes: containerd, a CNI bridge, kubelet and CoreDNS.
+
+tools/cluster.py starts it after the control plane (`up`) and stops it first (`down`); this
+module holds how. The node is called `t9k-real-node`, carries the label `type=real` and the
+taint `t9k.dev/real-node=true:NoSchedule`, so only pods that ask for it (a nodeSelector and a
+toleration) run there; every other pod keeps landing on the kwok nodes.
+
+Leaving the host as it was found is part of the design, not a clean-up afterwards:
+
+* containerd, kubelet and everything they start run inside a **mount namespace** of their own
+  (a `sleep` holds it open). There, a tmpfs covers /run, /var/lib and /var/log, and plain files
+  are bound over the kernel tunables kubelet and the bridge plugin would write
+  (`vm.overcommit_memory`, `kernel.panic`, `kernel.panic_on_oops`, `net.ipv4.ip_forward`, ...):
+  every mount they make (container root file systems, secret volumes, network namespace
+  handles) and every file they drop in those directories goes away with the namespace.
+* every process of the node (containerd, its shims, the containers, kubelet, CoreDNS) lives in
+  one **cgroup tree of its own**, `/t9k-real-node`, which is also kubelet's `cgroupRoot`. `down`
+  stops them in order, then kills whatever is still in that tree (ours by construction: nothing
+  else is ever placed there) and removes the tree.
+* the bridge `t9kbr0` (10.88.0.1/16) is the one link made in the host's network namespace; no
+  iptables rule is written (no masquerade, `makeIPTablesUtilChains: false`, no kube-proxy).
+* CoreDNS answers cluster.local from the API server and nothing else (no forwarding): pods
+  reach only the API server's objects, each other and the node.
+* `up` records a snapshot of the host (those sysctls, the host's mount table, links, iptables
+  chains, cgroup directories and the directories kubelet and containerd would use by default);
+  `down` takes it again and fails, naming each difference, if the host is not as it was.
+
+Images never come from a registry: tools/images.py builds them and they are imported here.
+containerd's content store is kept in the cache (`~/.cache/t9k-sdk/node/`), so an image is
+imported once per recipe, not once per `up`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+NODE_NAME: Final = "t9k-real-node"
+NODE_LABEL: Final = ("type", "real")
+TAINT_KEY: Final = "t9k.dev/real-node"
+BRIDGE: Final = "t9kbr0"
+BRIDGE_IP: Final = "10.88.0.1"
+POD_CIDR: Final = "10.88.0.0/16"
+CGROUP_ROOT: Final = "t9k-real-node"
+CLUSTER_DOMAIN: Final = "cluster.local"
+
+# What kubelet (KernelTunableModify) and the bridge plugin (isGateway) would write on the host;
+# inside the node's mount namespace plain files holding these values are bound over them.
+FAKE_SYSCTLS: Final = {
+    "vm/overcommit_memory": "1",
+    "vm/panic_on_oom": "0",
+    "kernel/panic": "10",
+    "kernel/panic_on_oops": "1",
+    "kernel/keys/root_maxkeys": "1000000",
+    "kernel/keys/root_maxbytes": "25000000",
+    "net/ipv4/ip_forward": "1",
+}
+# Covered by a tmpfs inside the namespace: what kubelet, containerd and the CNI library write
+# to by default even when told to use other directories (/var/log/containers, /var/lib/cni,
+# /run/containerd, /var/run/netns).
+PRIVATE_DIRS: Final = ("/run", "/var/lib", "/var/log")
+# Default paths of kubelet, containerd and CNI, which must not appear on the host.
+WATCHED_PATHS: Final = (
+    "/var/lib/kubelet",
+    "/var/lib/containerd",
+    "/var/lib/cni",
+    "/var/log/containers",
+    "/var/log/pods",
+    "/run/containerd",
+    "/var/run/netns",
+    "/etc/cni/net.d",
+    "/opt/cni",
+    "/etc/kubernetes",
+)
+PACKAGES: Final = {
+    "containerd": "containerd",
+    "runc": "runc",
+    "ctr": "containerd",
+    "/usr/lib/cni/bridge": "containernetworking-plugins",
+    "unshare": "util-linux",
+    "nsenter": "util-linux",
+    "ip": "iproute2",
+}
+
+
+class NodeError(Exception):
+    """The real node could not start or stop; the message says why and what to read."""
+
+
+class ApiLike(Protocol):
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float = 10.0,
+        accept: str = "application/json",
+    ) -> tuple[int, Any]: ...
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("T9K_CACHE_DIR")
+    if env:
+        return Path(env) / "node"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "t9k-sdk" / "node"
+
+
+@dataclass
+class Paths:
+    """Where the node keeps its files: run-time state under the cluster's directory, the
+    container images in the cache (they outlive a cluster)."""
+
+    state_dir: Path  # <cluster>/node
+
+    @property
+    def containerd_root(self) -> Path:
+        return cache_dir() / "containerd"
+
+    @property
+    def containerd_state(self) -> Path:
+        return self.state_dir / "containerd"
+
+    @property
+    def socket(self) -> Path:
+        return self.state_dir / "containerd.sock"
+
+    @property
+    def kubelet_dir(self) -> Path:
+        return self.state_dir / "kubelet"
+
+    @property
+    def cni_conf_dir(self) -> Path:
+        return self.state_dir / "cni" / "net.d"
+
+    @property
+    def ipam_dir(self) -> Path:
+        return self.state_dir / "cni" / "ipam"
+
+    @property
+    def pod_logs(self) -> Path:
+        return self.state_dir / "pod-logs"
+
+    @property
+    def sysctl_dir(self) -> Path:
+        return self.state_dir / "sysctl"
+
+    @property
+    def host_before(self) -> Path:
+        return self.state_dir / "host-before.json"
+
+    @property
+    def info(self) -> Path:
+        return self.state_dir / "node.json"
+
+
+# --------------------------------------------------------------------------------------------
+# processes and cgroups
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state, start_ticks) of a live pid, or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return fields[0], int(fields[19])
+
+
+def cgroup_mounts() -> list[Path]:
+    """The mount point of every cgroup hierarchy (v1: one per controller; v2: one)."""
+    found: list[Path] = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fstype = right.split()[0] if right else ""
+        if fstype in ("cgroup", "cgroup2"):
+            found.append(Path(left.split()[4]))
+    return found
+
+
+def _node_cgroups() -> list[Path]:
+    return [m / CGROUP_ROOT for m in cgroup_mounts()]
+
+
+def _make_cgroups() -> None:
+    for mount in cgroup_mounts():
+        top = mount / CGROUP_ROOT
+        for sub in (top, top / "system"):
+            sub.mkdir(exist_ok=True)
+            if mount.name == "cpuset" or (mount / "cpuset.cpus").exists():
+                # a v1 cpuset cgroup starts empty and accepts no task until cpus and mems are set
+                for knob in ("cpuset.cpus", "cpuset.mems"):
+                    own = sub / knob
+                    if own.exists() and not own.read_text().strip():
+                        own.write_text((sub.parent / knob).read_text())
+
+
+def _join_system_cgroup() -> None:
+    """preexec_fn: move the child into <cgroup root>/system in every hierarchy before exec."""
+    pid = str(os.getpid())
+    for top in _node_cgroups():
+        procs = top / "system" / "cgroup.procs"
+        if procs.exists():
+            procs.write_text(pid)
+
+
+def cgroup_pids() -> set[int]:
+    """Every process in the node's cgroup tree, in any hierarchy."""
+    pids: set[int] = set()
+    for top in _node_cgroups():
+        if not top.is_dir():
+            continue
+        for procs in top.rglob("cgroup.procs"):
+            with contextlib.suppress(OSError):
+                pids.update(int(p) for p in procs.read_text().split())
+    return pids
+
+
+def _remove_cgroups() -> list[str]:
+    """rmdir the node's cgroup tree, deepest first; returns what could not be removed."""
+    left: list[str] = []
+    for top in _node_cgroups():
+        if not top.is_dir():
+            continue
+        dirs = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
+        for d in [*dirs, top]:
+            try:
+                d.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError as err:
+                left.append(f"{d}: {err.strerror}")
+    return left
+
+
+@dataclass
+class Proc:
+    name: str
+    pid: int
+    start_ticks: int
+    log: str
+
+    def alive(self) -> bool:
+        stat = _proc_stat(self.pid)
+        return stat is not None and stat[0] not in ("Z", "X") and stat[1] == self.start_ticks
+
+
+def _spawn(name: str, argv: list[str], log_dir: Path, env: dict[str, str] | None = None) -> Proc:
+    log_path = log_dir / f"{name}.log"
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_join_system_cgroup,  # a single-threaded CLI: safe
+        )
+    proc.returncode = 0  # not waited for here: the record is what `down` goes by
+    stat = _proc_stat(proc.pid)
+    return Proc(name, proc.pid, stat[1] if stat else 0, str(log_path))
+
+
+def _stop(proc: Proc, grace: float) -> None:
+    if not proc.alive():
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while proc.alive() and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, os.WNOHANG)
+        time.sleep(0.1)
+    if proc.alive():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+
+
+def _kill_cgroup_tree(timeout: float = 15.0) -> list[int]:
+    """SIGKILL every process left in the node's cgroups until none is; returns survivors."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = cgroup_pids()
+        if not pids:
+            return []
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.2)
+    return sorted(cgroup_pids())
+
+
+# --------------------------------------------------------------------------------------------
+# the host, before and after
+
+
+def _run_text(argv: list[str]) -> str:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout if proc.returncode == 0 else ""
+
+
+def host_snapshot() -> dict[str, list[str]]:
+    """What the node could change on the host, in comparable form."""
+    sysctls = []
+    for key in FAKE_SYSCTLS:
+        with contextlib.suppress(OSError):
+            sysctls.append(f"{key.replace('/', '.')}={Path('/proc/sys', key).read_text().strip()}")
+    mounts = sorted(
+        {
+            line.split()[4]
+            for line in Path("/proc/self/mountinfo").read_text().splitlines()
+            if len(line.split()) > 4
+        }
+    )
+    links = sorted(
+        line.split(":")[1].strip().split("@")[0]
+        for line in _run_text(["ip", "-o", "link", "show"]).splitlines()
+        if ":" in line
+    )
+    chains: list[str] = []
+    for tool in ("iptables-save", "ip6tables-save"):
+        if shutil.which(tool):
+            table = ""
+            for line in _run_text([tool]).splitlines():
+                if line.startswith("*"):
+                    table = line[1:]
+                elif line.startswith((":", "-A")):
+                    chains.append(f"{tool.split('-')[0]} {table} {line.split(' [')[0]}")
+    cgroups = sorted(
+        str(p)
+        for mount in cgroup_mounts()
+        for p in (mount / CGROUP_ROOT, mount / "kubepods", mount / "k8s.io")
+        if p.exists()
+    )
+    paths = sorted(p for p in WATCHED_PATHS if os.path.lexists(p))
+    return {
+        "sysctls": sysctls,
+        "mounts": mounts,
+        "links": links,
+        "iptables": sorted(chains),
+        "cgroups": cgroups,
+        "paths": paths,
+    }
+
+
+def host_differences(before: dict[str, list[str]], after: dict[str, list[str]]) -> list[str]:
+    """Each change from `before` to `after`, in words."""
+    out: list[str] = []
+    for kind in sorted(set(before) | set(after)):
+        old, new = set(before.get(kind, [])), set(after.get(kind, []))
+        out.extend(f"{kind}: added {item}" for item in sorted(new - old))
+        out.extend(f"{kind}: removed {item}" for item in sorted(old - new))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# start
+
+
+def preflight() -> list[str]:
+    """Why the node cannot start here, one line per reason (empty when it can)."""
+    problems: list[str] = []
+    if os.geteuid() != 0:
+        problems.append(
+            "the real node needs root (containerd, cgroups, a bridge and mounts in a namespace of"
+            " its own); run as root, or pass --no-real-node for a kwok-only cluster"
+        )
+    missing = sorted(
+        {pkg for tool, pkg in PACKAGES.items() if not (shutil.which(tool) or Path(tool).exists())}
+    )
+    if missing:
+        problems.append(
+            f"missing Debian packages {' '.join(missing)}: run `make system-packages`"
+            f" (apt-get install {' '.join(missing)})"
+        )
+    if not cgroup_mounts():
+        problems.append("no cgroup file system is mounted")
+    return problems
+
+
+def _wait(what: str, check: Callable[[], bool], timeout: float, procs: list[Proc]) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        for p in procs:
+            if not p.alive():
+                raise NodeError(f"{p.name} exited while {what}; read {p.log}:\n{_tail(p.log)}")
+        if time.monotonic() > deadline:
+            logs = "; ".join(p.log for p in procs)
+            raise NodeError(f"timed out after {timeout:.0f}s {what}; read {logs}")
+        time.sleep(0.2)
+
+
+def _tail(path: str, lines: int = 20) -> str:
+    try:
+        text = Path(path).read_text(errors="replace").splitlines()
+    except OSError:
+        return "    (no log)"
+    return "\n".join("    " + line for line in text[-lines:])
+
+
+def _in_ns(holder: Proc, argv: list[str]) -> list[str]:
+    return ["nsenter", f"--target={holder.pid}", "--mount", "--", *argv]
+
+
+def _ns_setup(holder: Proc, paths: Paths) -> None:
+    """Inside the node's mount namespace: tmpfs over the default directories, and plain files
+    bound over the kernel tunables."""
+    for d in PRIVATE_DIRS:
+        _check(_in_ns(holder, ["mount", "-t", "tmpfs", "-o", "mode=755", "t9k-node", d]))
+    paths.sysctl_dir.mkdir(parents=True, exist_ok=True)
+    for key, value in FAKE_SYSCTLS.items():
+        target = Path("/proc/sys", key)
+        if not target.exists():
+            continue
+        fake = paths.sysctl_dir / key.replace("/", ".")
+        fake.write_text(value + "\n")
+        _check(_in_ns(holder, ["mount", "--bind", str(fake), str(target)]))
+
+
+def _check(argv: list[str]) -> str:
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise NodeError(f"`{' '.join(argv)}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def _containerd_config(paths: Paths, pause_ref: str) -> str:
+    return f"""version = 2
+root = "{paths.containerd_root}"
+state = "{paths.containerd_state}"
+oom_score = 0
+
+[grpc]
+  address = "{paths.socket}"
+
+[ttrpc]
+  address = "{paths.socket}.ttrpc"
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "{pause_ref}"
+  # no CAP_SYS_RESOURCE here: a negative oom_score_adj cannot be written, clamp it instead
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  disable_apparmor = true
+  max_container_log_line_size = 16384
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "{paths.cni_conf_dir}"
+    max_conf_num = 1
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = ""
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "{paths.state_dir / 'opt'}"
+"""
+
+
+def _cni_config(paths: Paths) -> dict[str, Any]:
+    return {
+        "cniVersion": "1.0.0",
+        "name": "t9k-node",
+        "plugins": [
+            {
+                "type": "bridge",
+                "bridge": BRIDGE,
+                "isGateway": True,
+                "ipMasq": False,  # nothing leaves the bridge: no NAT rule on the host
+                "hairpinMode": True,
+                "ipam": {
+                    "type": "host-local",
+                    "dataDir": str(paths.ipam_dir),
+                    # no "routes": the pod's connected /16 reaches the other pods and the node,
+                    # and nothing else is routed anywhere
+                    "ranges": [[{"subnet": POD_CIDR, "rangeStart": "10.88.1.1"}]],
+                },
+            },
+            {"type": "loopback"},
+        ],
+    }
+
+
+def _kubelet_config(paths: Paths, ports: dict[str, int], pki: Path) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "address": BRIDGE_IP,
+        "port": ports["kubelet"],
+        "readOnlyPort": 0,
+        "healthzBindAddress": "127.0.0.1",
+        "healthzPort": ports["kubelet-healthz"],
+        # The API server presents the admin client certificate (--kubelet-client-certificate);
+        # nobody else may use the kubelet API (exec, logs) on the bridge.
+        "authentication": {
+            "anonymous": {"enabled": False},
+            "webhook": {"enabled": True},
+            "x509": {"clientCAFile": str(pki / "ca.crt")},
+        },
+        "authorization": {"mode": "Webhook"},
+        "containerRuntimeEndpoint": f"unix://{paths.socket}",
+        "cgroupDriver": "cgroupfs",
+        "cgroupRoot": f"/{CGROUP_ROOT}",
+        "failCgroupV1": False,
+        "cgroupsPerQOS": True,
+        "enforceNodeAllocatable": ["pods"],
+        "clusterDNS": [BRIDGE_IP],
+        "clusterDomain": CLUSTER_DOMAIN,
+        "resolvConf": str(paths.kubelet_dir / "resolv.conf"),
+        "podLogsDir": str(paths.pod_logs),
+        # no CAP_SYS_RESOURCE here: kubelet cannot lower its own oom_score_adj
+        "oomScoreAdj": 0,
+        "failSwapOn": False,
+        "serializeImagePulls": False,
+        "maxPods": 40,
+        "imageGCHighThresholdPercent": 100,
+        "imageGCLowThresholdPercent": 99,
+        "evictionHard": {
+            "memory.available": "200Mi",
+            "nodefs.available": "2%",
+            "imagefs.available": "2%",
+            "nodefs.inodesFree": "1%",
+        },
+        "registerWithTaints": [{"key": TAINT_KEY, "value": "true", "effect": "NoSchedule"}],
+        "nodeStatusReportFrequency": "10s",
+        "nodeStatusUpdateFrequency": "2s",
+        "syncFrequency": "5s",
+        "fileCheckFrequency": "20s",
+        "staticPodPath": "",
+        "makeIPTablesUtilChains": False,  # else KUBE-FIREWALL and canary chains on the host
+        "shutdownGracePeriod": "0s",
+    }
+
+
+def _corefile(kubeconfig: Path, port: int) -> str:
+    return f""".:53 {{
+    bind {BRIDGE_IP}
+    errors
+    health 127.0.0.1:{port}
+    kubernetes {CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {{
+        kubeconfig {kubeconfig}
+        pods insecure
+        ttl 5
+    }}
+}}
+"""
+
+
+def _free_ports(names: list[str]) -> dict[str, int]:
+    import socket
+
+    socks = []
+    try:
+        for _ in names:
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return {n: s.getsockname()[1] for n, s in zip(names, socks, strict=True)}
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _http_ok(url: str) -> bool:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return int(resp.status) == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def _node_ready(api: ApiLike) -> bool:
+    status, body = api.request("GET", f"/api/v1/nodes/{NODE_NAME}")
+    if status != 200 or not isinstance(body, dict):
+        return False
+    conditions = (body.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def up(
+    api: ApiLike,
+    state_dir: Path,
+    kubeconfig: Path,
+    pki: Path,
+    bin_dir: Path,
+    images: Callable[[], tuple[str, list[str]]],
+    say: Callable[[str], None],
+) -> list[Proc]:
+    """Start the node; returns its processes (the namespace holder first).
+
+    `images()` returns the pause image's name and the archives to import. On failure nothing
+    is left running (the caller's `down` undoes the rest).
+    """
+    problems = preflight()
+    if problems:
+        raise NodeError("the real node cannot start:\n  " + "\n  ".join(problems))
+    other = _other_owner(state_dir)
+    if other:
+        raise NodeError(
+            f"a real node already runs for the cluster in {other} (one per machine): stop it with"
+            f" `T9K_CLUSTER_DIR={other} python tools/cluster.py down`, or start this cluster"
+            " with --no-real-node"
+        )
+    if Path(f"/sys/class/net/{BRIDGE}").exists():
+        raise NodeError(
+            f"the network interface {BRIDGE} already exists, so another real node (or a previous"
+            f" run that was killed) holds it; if no cluster runs, remove it: ip link del {BRIDGE}"
+        )
+    paths = Paths(state_dir)
+    for d in (paths.state_dir, paths.kubelet_dir, paths.cni_conf_dir, paths.ipam_dir):
+        d.mkdir(parents=True, exist_ok=True)
+    paths.containerd_root.mkdir(parents=True, exist_ok=True)
+    paths.pod_logs.mkdir(exist_ok=True)
+    logs = paths.state_dir / "logs"
+    logs.mkdir(exist_ok=True)
+    paths.host_before.write_text(json.dumps(host_snapshot(), indent=1))
+    ports = _free_ports(["kubelet", "kubelet-healthz", "coredns-health"])
+    paths.info.write_text(json.dumps({"ports": ports, "owner": str(state_dir)}))
+    _claim(state_dir)
+    procs: list[Proc] = []
+    t0 = time.monotonic()
+
+    _make_cgroups()
+    holder = _spawn(
+        "node-namespace",
+        ["unshare", "--mount", "--propagation", "slave", "--", "sleep", "infinity"],
+        logs,
+    )
+    procs.append(holder)
+    _wait("creating the mount namespace", lambda: _ns_ready(holder), 10, [holder])
+    _ns_setup(holder, paths)
+
+    pause_ref, archives = images()
+    (paths.state_dir / "containerd.toml").write_text(_containerd_config(paths, pause_ref))
+    containerd = _spawn(
+        "containerd",
+        _in_ns(holder, ["containerd", "--config", str(paths.state_dir / "containerd.toml")]),
+        logs,
+    )
+    procs.append(containerd)
+    ctr = ["ctr", "--address", str(paths.socket), "--namespace", "k8s.io"]
+    _wait(
+        "waiting for containerd to answer",
+        lambda: subprocess.run([*ctr, "version"], capture_output=True, check=False).returncode == 0,
+        30,
+        [containerd],
+    )
+    for archive in archives:
+        import_archive(ctr, archive, say)
+    say(f"containerd {time.monotonic() - t0:.1f}s")
+
+    _check(["ip", "link", "add", BRIDGE, "type", "bridge"])
+    _check(["ip", "addr", "add", f"{BRIDGE_IP}/16", "dev", BRIDGE])
+    _check(["ip", "link", "set", BRIDGE, "up"])
+    (paths.cni_conf_dir / "10-t9k.conflist").write_text(json.dumps(_cni_config(paths), indent=2))
+
+    corefile = paths.state_dir / "Corefile"
+    corefile.write_text(_corefile(kubeconfig, ports["coredns-health"]))
+    coredns = _spawn("coredns", [str(bin_dir / "coredns"), "-conf", str(corefile)], logs)
+    procs.append(coredns)
+
+    (paths.kubelet_dir / "resolv.conf").write_text("")  # pods get only the cluster's DNS
+    config = paths.kubelet_dir / "config.yaml"
+    config.write_text(json.dumps(_kubelet_config(paths, ports, pki), indent=1))
+    shutil.copy(kubeconfig, paths.kubelet_dir / "kubeconfig")
+    kubelet = _spawn(
+        "kubelet",
+        _in_ns(
+            holder,
+            [
+                str(bin_dir / "kubelet"),
+                f"--config={config}",
+                f"--kubeconfig={paths.kubelet_dir / 'kubeconfig'}",
+                f"--root-dir={paths.kubelet_dir / 'root'}",
+                f"--hostname-override={NODE_NAME}",
+                f"--node-ip={BRIDGE_IP}",
+                f"--node-labels={NODE_LABEL[0]}={NODE_LABEL[1]}",
+                "--v=1",
+            ],
+        ),
+        logs,
+    )
+    procs.append(kubelet)
+    health = f"http://127.0.0.1:{ports['coredns-health']}/health"
+    _wait("waiting for CoreDNS", lambda: _http_ok(health), 30, [coredns])
+    _wait("waiting for the node to be Ready", lambda: _node_ready(api), 90, [kubelet, containerd])
+    say(f"node Ready {time.monotonic() - t0:.1f}s")
+    return procs
+
+
+def _ns_ready(holder: Proc) -> bool:
+    try:
+        return os.readlink(f"/proc/{holder.pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
+    except OSError:
+        return False
+
+
+def import_archive(ctr: list[str], archive: str, say: Callable[[str], None]) -> None:
+    """Import an OCI archive unless containerd has its manifest already."""
+    import tarfile
+
+    with tarfile.open(archive) as tf:
+        fh = tf.extractfile("index.json")
+        index = json.load(fh) if fh else {}
+    manifest = index["manifests"][0]
+    name = manifest["annotations"]["io.containerd.image.name"]
+    listing = subprocess.run(
+        [*ctr, "images", "ls"], capture_output=True, text=True, check=False
+    ).stdout
+    if any(
+        line.split()[:1] == [name] and manifest["digest"] in line for line in listing.splitlines()
+    ):
+        return
+    start = time.monotonic()
+    say(f"importing {name} into containerd (once per image recipe)")
+    _check([*ctr, "images", "import", archive])
+    say(f"imported {name} in {time.monotonic() - start:.0f}s")
+
+
+def _owner_file() -> Path:
+    return cache_dir() / "owner"
+
+
+def _claim(state_dir: Path) -> None:
+    _owner_file().parent.mkdir(parents=True, exist_ok=True)
+    _owner_file().write_text(str(state_dir.parent))
+
+
+def _other_owner(state_dir: Path) -> str | None:
+    """The cluster directory of another live real node on this machine, if any."""
+    try:
+        owner = _owner_file().read_text().strip()
+    except OSError:
+        return None
+    if owner == str(state_dir.parent):
+        return None
+    info = Path(owner) / "node" / "node.json"
+    return owner if info.exists() and cgroup_pids() else None
+
+
+# --------------------------------------------------------------------------------------------
+# stop
+
+
+def _delete_pods(api: ApiLike, timeout: float) -> None:
+    """Cordon the node and delete its pods while kubelet still runs, so that kubelet tears
+    them down (containers, network namespaces, volumes, cgroups) the regular way."""
+    api.request(
+        "PATCH",
+        f"/api/v1/nodes/{NODE_NAME}",
+        {"spec": {"unschedulable": True}},
+        content_type="application/merge-patch+json",
+    )
+    selector = f"spec.nodeName%3D{NODE_NAME}"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status, body = api.request("GET", f"/api/v1/pods?fieldSelector={selector}")
+        if status != 200 or not isinstance(body, dict):
+            return
+        items = body.get("items") or []
+        if not items:
+            return
+        for pod in items:
+            meta = pod["metadata"]
+            if meta.get("deletionTimestamp"):
+                continue
+            api.request(
+                "DELETE",
+                f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
+                {"gracePeriodSeconds": 2},
+            )
+        time.sleep(0.5)
+
+
+def down(
+    api: ApiLike | None, state_dir: Path, procs: list[Proc], say: Callable[[str], None]
+) -> list[str]:
+    """Stop the node and undo every change on the host; returns what differs from before `up`
+    (empty when the host is as it was)."""
+    paths = Paths(state_dir)
+    by_name = {p.name: p for p in procs}
+    kubelet = by_name.get("kubelet")
+    if api is not None and kubelet is not None and kubelet.alive():
+        with contextlib.suppress(OSError):
+            _delete_pods(api, timeout=45)
+    for name in ("kubelet", "coredns"):
+        if name in by_name:
+            _stop(by_name[name], 10)
+    containerd = by_name.get("containerd")
+    if containerd is not None and containerd.alive():
+        ctr = ["ctr", "--address", str(paths.socket), "--namespace", "k8s.io"]
+        for task in _run_text([*ctr, "tasks", "ls", "-q"]).split():
+            _run_text([*ctr, "tasks", "kill", "--signal", "SIGKILL", task])
+        _stop(containerd, 10)
+    survivors = _kill_cgroup_tree()
+    for proc in procs:  # the namespace holder is in the tree too; reap it if it is our child
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(proc.pid, os.WNOHANG)
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        if Path(f"/sys/class/net/{BRIDGE}").exists():
+            _check(["ip", "link", "del", BRIDGE])
+    problems = [f"processes still in the node's cgroups: {survivors}"] if survivors else []
+    problems += [f"cgroup not removed: {c}" for c in _remove_cgroups()]
+    if api is not None:
+        with contextlib.suppress(OSError):
+            api.request("DELETE", f"/api/v1/nodes/{NODE_NAME}")
+    try:
+        before = json.loads(paths.host_before.read_text())
+    except (OSError, ValueError):
+        before = None
+    if before is not None:
+        problems += host_differences(before, host_snapshot())
+    with contextlib.suppress(OSError):
+        if _owner_file().read_text().strip() == str(state_dir.parent):
+            _owner_file().unlink()
+    say("real node stopped" + ("" if problems else "; the host is as it was"))
+    return problems
+
+
+@contextlib.contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def main() -> int:
+    print(json.dumps(host_snapshot(), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
