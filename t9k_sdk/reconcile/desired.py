@@ -557,6 +557,22 @@ class _SSHRules(KindRules):
         return [bootstrap.ssh_secret(meta, ssh_key, self.ssh_dir)]
 
 
+def for_pdsh_runner(arg: str) -> str:
+    """`arg` written so that it reaches the training script unchanged through DeepSpeed's pdsh
+    runner, which joins the script's arguments into one command line for `bash -c` on each
+    worker. That runner wraps an argument holding a space in double quotes (escaping its `"`)
+    and passes every other argument as it is, so the shell would expand `$`, split on `;`, and
+    choke on a lone `'`; and pdsh replaces `%n`, `%h` and `%u` everywhere in that line (it is
+    how DeepSpeed passes each worker its rank). So `%` is doubled (pdsh's escape), and then an
+    argument with a space has `\\`, `$` and `` ` `` (what is special inside double quotes)
+    escaped, and any other is single-quoted where the shell would change it.
+    """
+    arg = arg.replace("%", "%%")
+    if " " in arg:
+        return arg.replace("\\", "\\\\").replace("$", "\\$").replace("`", "\\`")
+    return shlex.quote(arg)
+
+
 class DeepSpeedJobRules(_SSHRules):
     """DeepSpeedJob: workers only; worker-0 launches and decides the outcome."""
 
@@ -626,12 +642,17 @@ class DeepSpeedJobRules(_SSHRules):
         argv += cfg.other_args or []
         run = cfg.run or models.RunType(python=[])
         if run.module is not None:
-            argv += ["--module", *run.module]
+            argv.append("--module")
+            target = run.module
         elif run.exec is not None:
-            argv += ["--no_python", *run.exec]
+            argv.append("--no_python")
+            target = run.exec
         else:
-            argv += run.python or []
-        return argv
+            target = run.python or []
+        if self.worker_count() > 1:
+            # pdsh: DeepSpeed joins the arguments into one command line for the workers' shell
+            target = [*target[:1], *(for_pdsh_runner(a) for a in target[1:])]
+        return [*argv, *target]
 
     def customize(self, spec: dict[str, Any], slot: Slot) -> None:
         index = self._training_index(spec, self.group("worker"))
