@@ -26,6 +26,7 @@ as root: mmdebstrap builds the Debian root file system in a chroot of its own.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import io
 import json
@@ -61,6 +62,10 @@ BASE_PACKAGES: Final = (
     "ca-certificates",
     "less",
 )
+# Installed with torch and ColossalAI: DeepSpeed's own dependencies (its build, the second
+# step, then finds them installed), and setuptools, which torch.utils.cpp_extension imports
+# (ColossalAI imports that module; torch asks for setuptools on Python >= 3.12 only).
+TRAIN_EXTRA_PACKAGES: Final = ("hjson", "msgpack", "py-cpuinfo", "ninja", "setuptools")
 SUITE: Final = "bookworm"
 IMAGE_PATH: Final = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -310,11 +315,7 @@ def build_train(image: Image, work: Path, say: Callable[[str], None]) -> list[Pa
             "--ignore-installed",
             torch,
             f"colossalai=={v['TRAIN_COLOSSALAI_VERSION']}",
-            # deepspeed's own dependencies (the second step sees them installed)
-            "hjson",
-            "msgpack",
-            "py-cpuinfo",
-            "ninja",
+            *TRAIN_EXTRA_PACKAGES,
         ],
         log,
         env,
@@ -341,7 +342,7 @@ def build_train(image: Image, work: Path, say: Callable[[str], None]) -> list[Pa
     # The layer must work on its own: import everything with no host package on the path.
     check = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "import torch, deepspeed, colossalai, torch.distributed.run;"
+        "import torch, deepspeed, colossalai, colossalai.booster, torch.distributed.run;"
         "print('torch', torch.__version__, 'deepspeed', deepspeed.__version__,"
         " 'colossalai', colossalai.__version__)"
     )
@@ -362,6 +363,7 @@ def _train_recipe() -> tuple[str, ...]:
         f"torch {v['TRAIN_TORCH_VERSION']}",
         f"deepspeed {v['TRAIN_DEEPSPEED_VERSION']}",
         f"colossalai {v['TRAIN_COLOSSALAI_VERSION']}",
+        *TRAIN_EXTRA_PACKAGES,
         "python3.11",
     )
 
@@ -546,6 +548,15 @@ def build(names: Sequence[str], say: Callable[[str], None] | None = None) -> Non
         for n in reversed(chain):
             if n not in wanted:
                 wanted.append(n)
+    image_dir().mkdir(parents=True, exist_ok=True)
+    with (image_dir() / ".lock").open("w") as lock:
+        # one builder at a time: a second waits, then finds the image built
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _build_locked(wanted, out)
+    _prune(wanted)
+
+
+def _build_locked(wanted: Sequence[str], out: Callable[[str], None]) -> None:
     for name in wanted:
         image = IMAGES[name]
         if image.built():
@@ -571,7 +582,6 @@ def build(names: Sequence[str], say: Callable[[str], None] | None = None) -> Non
             shutil.rmtree(work, ignore_errors=True)
         size = image.archive.stat().st_size / 2**20
         out(f"built {image.ref} in {time.monotonic() - start:.0f}s ({size:.0f} MiB)")
-    _prune(wanted)
 
 
 def _prune(names: Sequence[str]) -> None:

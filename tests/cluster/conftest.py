@@ -12,6 +12,9 @@
 * `start_operator` (per test): `start(*flags)` starts a real `t9k-operator` process watching the
   test's namespace (Lease there too); each is stopped after the test and its log printed (shown
   for a failed test). See tests/cluster/operator_helpers.py.
+* `real_node` (session): the real node of tools/realnode.py is Ready and the images of
+  tools/images.py are built and imported (built here if `make test` did not build them first);
+  otherwise the session fails with the reason. See tests/cluster/real_helpers.py.
 * `e2e` (per module) and `jobs` (per test): one operator shared by a whole test module, in a
   namespace of its own, and a per-test driver of jobs. See tests/cluster/e2e_helpers.py.
 
@@ -36,6 +39,7 @@ from kubernetes import client, config
 from tests.cluster.e2e_helpers import E2E, Jobs, pod_history
 from tests.cluster.kube_helpers import Cluster
 from tests.cluster.operator_helpers import Operator, launch_operators
+from tests.cluster.real_helpers import RealNode, base_image, train_image
 from tools import cluster as cluster_tool
 
 CLUSTER_SCRIPT = Path(cluster_tool.__file__)
@@ -79,6 +83,30 @@ def cluster() -> Iterator[Cluster]:
     if not reused and os.environ.get("T9K_KEEP_CLUSTER", "") != "1":
         proc = _run_tool("down", timeout=120)
         assert proc.returncode == 0, f"tools/cluster.py down failed:\n{proc.stdout}{proc.stderr}"
+
+
+@pytest.fixture(scope="session")
+def real_node(cluster: Cluster, core_v1: client.CoreV1Api) -> RealNode:
+    """The real node, Ready, with the base and training images in its containerd."""
+    state = cluster_tool.read_state()
+    if state is None or state.node is None:
+        pytest.fail(
+            "the cluster runs without its real node (started with --no-real-node or"
+            f" {cluster_tool.REAL_NODE_ENV}=0?): stop it with `make cluster-down` and run again",
+            pytrace=False,
+        )
+    try:
+        cluster_tool.images.build(["base", "train"])
+    except cluster_tool.images.ImageError as err:
+        pytest.fail(f"the real node's images could not be built: {err}", pytrace=False)
+    proc = _run_tool("import-images", timeout=1200)
+    if proc.returncode != 0:
+        pytest.fail(f"importing the images failed:\n{proc.stdout}{proc.stderr}", pytrace=False)
+    node = core_v1.read_node(cluster_tool.realnode.NODE_NAME)
+    ready = [c for c in node.status.conditions or [] if c.type == "Ready"]
+    if not ready or ready[0].status != "True":
+        pytest.fail(f"the real node is not Ready: {ready}", pytrace=False)
+    return RealNode(node.metadata.name, base_image(), train_image())
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,236 @@
+"""Real training on the real node: the operator's pods run torchrun, `deepspeed` and
+`colossalai run` in real containers, and the model learns.
+
+Each test creates its job, waits for the phase a user would wait for, and reads what a user
+reads: `t9k-sdk get`/`describe`/`logs`, the pods' logs through the API server and the job's
+Events. The training scripts are training/*.py, mounted from a ConfigMap.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from t9k_sdk import models
+from tests.cluster.e2e_helpers import E2E, Jobs
+from tests.cluster.real_helpers import (
+    RANK_LINE,
+    REAL_TIMEOUT,
+    RealNode,
+    cli,
+    logs,
+    real,
+    scripts_configmap,
+    train_container,
+    with_scripts,
+)
+
+pytestmark = pytest.mark.realnode
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _scripts(e2e: E2E, core_v1: client.CoreV1Api, real_node: RealNode) -> None:
+    scripts_configmap(core_v1, e2e.namespace)
+
+
+def _ranks(text: str) -> set[tuple[int, int]]:
+    return {(int(r), int(w)) for r, w in re.findall(RANK_LINE, text)}
+
+
+def _loss_fell(text: str) -> tuple[float, float]:
+    m = re.search(r"loss fell from ([\d.]+) to ([\d.]+)", text)
+    assert m, f"no final loss line in:\n{text[-3000:]}"
+    first, last = float(m.group(1)), float(m.group(2))
+    assert last < first / 2, f"the loss did not fall enough: {first} -> {last}"
+    return first, last
+
+
+def _job(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": models.API_VERSION,
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def torchrun_job(name: str, steps: int = 40) -> dict[str, Any]:
+    """2 pods x 2 processes; the worker's command uses the operator's substitutions, and first
+    prints what the per-replica Service names resolve to inside the pod (a name resolves once
+    its pod has an address: the loop waits for the other pod, as torchrun's rendezvous does)."""
+    launch = (
+        "for h in $(service.worker[0].host) $(service.worker[1].host); do"
+        " until getent hosts $h; do sleep 0.5; done | sed 's/^/resolved: /'; done; "
+        "exec torchrun --nnodes=2 --nproc_per_node=2 --node_rank=$(rank)"
+        " --master_addr=$(service.worker[0].host) --master_port=$(service.port[torch])"
+        f" torchrun_train.py --steps={steps} --from-replica=$(type)-$(rank)"
+    )
+    return with_scripts(
+        real(
+            _job(
+                "GenericJob",
+                name,
+                {
+                    "service": {"ports": [{"name": "torch", "port": 29500}]},
+                    "replicaSpecs": [
+                        {
+                            "type": "worker",
+                            "replicas": 2,
+                            "template": {
+                                "spec": {
+                                    "containers": [train_container(command=["sh", "-c", launch])]
+                                }
+                            },
+                        }
+                    ],
+                },
+            )
+        )
+    )
+
+
+def test_torchrun_genericjob_trains_across_two_pods(
+    jobs: Jobs, core_v1: client.CoreV1Api, kubeconfig: Any
+) -> None:
+    jobs.create(torchrun_job("tr"))
+    status = jobs.wait_final("tr", REAL_TIMEOUT)
+    text = {p: logs(core_v1, jobs.namespace, p) for p in ("tr-worker-0", "tr-worker-1")}
+    assert status["phase"] == "Succeeded", (status, text)
+
+    # every rank ran, with torchrun's RANK/WORLD_SIZE
+    assert _ranks(text["tr-worker-0"]) == {(0, 4), (1, 4)}
+    assert _ranks(text["tr-worker-1"]) == {(2, 4), (3, 4)}
+    for rank in range(4):
+        assert f"env_RANK={rank} env_WORLD_SIZE=4" in "".join(text.values())
+    # $(type) and $(rank) as the process saw them
+    assert "extra=['--from-replica=worker-0']" in text["tr-worker-0"]
+    assert "extra=['--from-replica=worker-1']" in text["tr-worker-1"]
+    # the per-replica Service names resolve inside the pods, to the pods' own addresses
+    ips = {p: jobs.pod(p).status.pod_ip for p in text}
+    for pod_text in text.values():
+        resolved = dict(
+            reversed(line.split()[1:3])
+            for line in pod_text.splitlines()
+            if line.startswith("resolved:")
+        )
+        assert set(resolved.values()) == set(ips.values()), pod_text
+    first, last = _loss_fell(text["tr-worker-0"])
+
+    # what a user sees with the CLI
+    got = cli(kubeconfig, "get", "genericjob", "tr", "-n", jobs.namespace)
+    assert got.returncode == 0, got.stderr
+    assert re.search(r"^tr\s+GenericJob\s+Succeeded", got.stdout, re.M), got.stdout
+    out = cli(kubeconfig, "logs", "genericjob", "tr", "-n", jobs.namespace)
+    assert out.returncode == 0, out.stderr
+    assert f"[worker-0] loss fell from {first:.4f} to {last:.4f}" in out.stdout
+    assert re.search(r"^\[worker-1\] rank=3 world_size=4", out.stdout, re.M), out.stdout
+
+
+def deepspeed_job(name: str, args: list[str], workers: int = 2, **spec: Any) -> dict[str, Any]:
+    worker = train_container(env={"DEMO_FORWARDED": "from-the-container-env"})
+    return with_scripts(
+        real(
+            _job(
+                "DeepSpeedJob",
+                name,
+                {
+                    "config": {"slotsPerWorker": 2, "run": {"python": args}},
+                    **spec,
+                    "worker": {
+                        "replicas": workers,
+                        "template": {"spec": {"containers": [worker]}},
+                    },
+                },
+            )
+        )
+    )
+
+
+# What a user may pass: spaces, quotes, a `;`, a `$(...)` and a `$HOME`.
+TRICKY_ARGS = [
+    "two words",
+    "it's",
+    'say "hi"',
+    "a;b",
+    "$(id -u)",
+    "$HOME",
+    "50%n",
+    "a\\b c",
+    "`x` y",
+]
+
+
+def test_deepspeedjob_trains_with_zero_over_pdsh_and_ssh(
+    jobs: Jobs, core_v1: client.CoreV1Api, kubeconfig: Any
+) -> None:
+    jobs.create(deepspeed_job("ds", ["deepspeed_train.py", "--steps=30", *TRICKY_ARGS]))
+    status = jobs.wait_final("ds", REAL_TIMEOUT)
+    text = logs(core_v1, jobs.namespace, "ds-worker-0")
+    assert status["phase"] == "Succeeded", (status, text[-4000:])
+
+    # the launcher's output holds every rank's line (pdsh prefixes each remote host's lines)
+    assert _ranks(text) == {(r, 4) for r in range(4)}, text[-4000:]
+    assert text.count("backend=gloo") == 4
+    # the container's own env reached every rank, on both workers, through ssh
+    assert text.count("DEMO_FORWARDED=from-the-container-env") == 4
+    # the script's arguments, as the training processes received them
+    # (the ranks of one worker share pdsh's output and may interleave: read each JSON list)
+    argvs = {
+        tuple(json.loads(a)) for a in re.findall(r'argv=(\[(?:"(?:[^"\\]|\\.)*"(?:, )?)*\])', text)
+    }
+    assert argvs == {tuple(TRICKY_ARGS)}, argvs
+    _loss_fell(text)
+    assert "ZeRO stage 1" in text
+
+    out = cli(kubeconfig, "describe", "deepspeedjob", "ds", "-n", jobs.namespace)
+    assert out.returncode == 0, out.stderr
+    assert "Succeeded" in out.stdout
+
+
+def test_a_missing_script_fails_the_deepspeedjob_with_the_real_exit_code(
+    jobs: Jobs, core_v1: client.CoreV1Api
+) -> None:
+    jobs.create(deepspeed_job("nofile", ["no_such_script.py"], runPolicy={"backoffLimit": 0}))
+    status = jobs.wait_final("nofile", REAL_TIMEOUT)
+    text = logs(core_v1, jobs.namespace, "nofile-worker-0")
+    assert status["phase"] == "Failed", status
+    assert "no_such_script.py" in text, text[-3000:]
+    assert "No such file or directory" in text, text[-3000:]
+    code = jobs.pod("nofile-worker-0").status.container_statuses[0].state.terminated.exit_code
+    assert code != 0
+    failed = next(c for c in status["conditions"] if c["type"] == "Failed")
+    assert f"exit code {code}" in failed["message"], failed
+
+
+def colossalai_job(name: str, script: list[str]) -> dict[str, Any]:
+    spec = {
+        "ssh": {"authMountPath": "/root/.ssh", "sshdPath": "/usr/sbin/sshd"},
+        "runMode": {"debug": {"enabled": False}},
+        "torchConfig": {"procPerWorker": 2, "script": script},
+        "replicaSpecs": [
+            {
+                "type": "launcher",
+                "replicas": 1,
+                "template": {"spec": {"containers": [train_container("launcher")]}},
+            },
+            {
+                "type": "worker",
+                "replicas": 2,
+                "template": {"spec": {"containers": [train_container("worker")]}},
+            },
+        ],
+    }
+    return with_scripts(real(_job("ColossalAIJob", name, spec)))
+
+
+def test_colossalaijob_trains_with_colossalai_run(jobs: Jobs, core_v1: client.CoreV1Api) -> None:
+    jobs.create(colossalai_job("cai", ["colossalai_train.py", "--steps=30"]))
+    status = jobs.wait_final("cai", REAL_TIMEOUT)
+    text = logs(core_v1, jobs.namespace, "cai-launcher")
+    assert status["phase"] == "Succeeded", (status, text[-4000:])
+    assert _ranks(text) == {(r, 4) for r in range(4)}, text[-4000:]
+    _loss_fell(text)

@@ -1,0 +1,55 @@
+"""A small model trained with ColossalAI's Booster (TorchDDPPlugin) on CPU with gloo.
+
+Started by `colossalai run` (ssh to each worker, then torchrun there). Every rank prints who it
+is; rank 0 prints the loss as it falls.
+"""
+
+import argparse
+import os
+import socket
+
+import colossalai
+import torch
+import torch.distributed as dist
+from colossalai.booster import Booster
+from colossalai.booster.plugin import TorchDDPPlugin
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--steps", type=int, default=40)
+    args, extra = parser.parse_known_args()
+    colossalai.launch_from_torch(seed=0)
+    rank, world = dist.get_rank(), dist.get_world_size()
+    print(
+        f"rank={rank} world_size={world} local_rank={os.environ.get('LOCAL_RANK')}"
+        f" host={socket.gethostname()} backend={dist.get_backend()} extra={extra}",
+        flush=True,
+    )
+    torch.manual_seed(0)
+    true_w = torch.randn(16, 1)
+    model = torch.nn.Linear(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    booster = Booster(plugin=TorchDDPPlugin())
+    model, opt, criterion, _, _ = booster.boost(model, opt, torch.nn.MSELoss())
+    gen = torch.Generator().manual_seed(1000 + rank)
+    first = last = 0.0
+    for step in range(1, args.steps + 1):
+        x = torch.randn(64, 16, generator=gen)
+        loss = criterion(model(x), x @ true_w)
+        booster.backward(loss, opt)
+        opt.step()
+        opt.zero_grad()
+        avg = loss.detach().clone()
+        dist.all_reduce(avg)
+        value = avg.item() / world
+        first = value if step == 1 else first
+        last = value
+        if rank == 0 and (step == 1 or step % 10 == 0):
+            print(f"step={step} loss={value:.4f}", flush=True)
+    if rank == 0:
+        print(f"loss fell from {first:.4f} to {last:.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
