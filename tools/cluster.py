@@ -6,12 +6,16 @@
     python tools/cluster.py env      # print `export KUBECONFIG=...` (for `eval "$(...)"`)
     python tools/cluster.py restart kube-apiserver   # or etcd: stop and start one component
     python tools/cluster.py down     # stop what `up` and `make demo` started, remove .cluster/
+    python tools/cluster.py real-node down|up   # stop or start the real node alone
+    python tools/cluster.py import-images       # load images built since `up` into the real node
 
 `up` runs etcd, kube-apiserver (TLS, client-certificate admin in system:masters, RBAC, service
 accounts, as controller-runtime's envtest does), installs the CRDs from operator/deploy/crds/ and
 tests/cluster/crds/ and waits until they are Established, and only then starts
 kube-controller-manager (so its garbage collector discovers the custom resources at once),
-kube-scheduler and kwok, which plays the kubelet of a few fake nodes (tools/kwok/stages.yaml).
+kube-scheduler and kwok, which plays the kubelet of a few fake nodes (tools/kwok/stages.yaml),
+and then one real node (tools/realnode.py: containerd, kubelet, CoreDNS; --no-real-node leaves
+it out) with the images of tools/images.py.
 
 Everything lives in .cluster/ at the repository root: kubeconfig, state.json (pids, ports),
 logs/<component>.log, pki/ and etcd/. The binaries come from tools/ensure-binaries.sh, which
@@ -1243,6 +1247,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("status", help="show the processes; exit 1 unless healthy")
     sub.add_parser("env", help="print `export KUBECONFIG=...`")
     sub.add_parser("import-images", help="load newly built images into the real node")
+    p_node = sub.add_parser(
+        "real-node", help="stop or start the real node alone (the control plane keeps running)"
+    )
+    p_node.add_argument("action", choices=("up", "down"))
     p_restart = sub.add_parser("restart", help="restart one component (fault injection)")
     p_restart.add_argument("component", choices=RESTARTABLE)
     p_restart.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM")
@@ -1261,6 +1269,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"export KUBECONFIG={KUBECONFIG}")
         elif args.command == "import-images":
             import_images()
+        elif args.command == "real-node":
+            state = read_state()
+            if state is None or not healthy(state):
+                print("[cluster] not running; run `make cluster-up` first", file=sys.stderr)
+                return 1
+            with _lock():
+                if args.action == "down":
+                    left = _stop_real_node(state)
+                    if left:
+                        raise ClusterError(
+                            "the real node did not leave the host as it found it:\n  "
+                            + "\n  ".join(left)
+                        )
+                elif state.node is None:
+                    _start_real_node(state)
+                else:
+                    _say("the real node already runs")
         elif args.command == "restart":
             state = read_state()
             if state is None or not healthy(state):

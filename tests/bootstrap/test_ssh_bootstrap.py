@@ -153,6 +153,24 @@ def _with_hosts(hosts_file: Path, argv: list[str]) -> list[str]:
     return ["unshare", "--mount", "sh", "-c", script, "pod", *argv]
 
 
+def _mounted(path: str) -> bool:
+    return any(
+        line.split()[4] == path for line in Path("/proc/self/mountinfo").read_text().splitlines()
+    )
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _run_netns_left_as_found() -> Iterator[None]:
+    """`ip netns add` creates /run/netns and makes it a shared bind mount of itself, and `ip
+    netns del` leaves both: undo them, so that the tests leave the host as they found it."""
+    existed, mounted = os.path.lexists("/run/netns"), _mounted("/run/netns")
+    yield
+    if not mounted and _mounted("/run/netns") and not os.listdir("/run/netns"):
+        subprocess.run(["umount", "/run/netns"], check=False, capture_output=True)
+    if not existed and os.path.isdir("/run/netns") and not os.listdir("/run/netns"):
+        os.rmdir("/run/netns")
+
+
 @contextmanager
 def _worker_namespaces(
     count: int,

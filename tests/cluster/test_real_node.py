@@ -1,0 +1,141 @@
+"""The real node itself: it leaves the host as it found it, and a pod on it reaches nothing it
+should not (the kubelet's API, the world outside the bridge)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from kubernetes import client
+
+from tests.cluster.kube_helpers import wait_for
+from tests.cluster.real_helpers import RealNode, base_image, logs, placement
+from tools import cluster as cluster_tool
+from tools import realnode
+
+pytestmark = pytest.mark.realnode
+
+
+def test_host_differences_name_every_change() -> None:
+    before = {"sysctls": ["vm.overcommit_memory=0"], "links": ["eth0", "lo"], "mounts": ["/"]}
+    after = {
+        "sysctls": ["vm.overcommit_memory=1"],
+        "links": ["eth0", "lo", "t9kbr0"],
+        "mounts": ["/", "/run/netns/cni-1"],
+    }
+    assert realnode.host_differences(before, after) == [
+        "links: added t9kbr0",
+        "mounts: added /run/netns/cni-1",
+        "sysctls: added vm.overcommit_memory=1",
+        "sysctls: removed vm.overcommit_memory=0",
+    ]
+    assert realnode.host_differences(before, before) == []
+
+
+def _probe_pod(core_v1: client.CoreV1Api, namespace: str, script: str) -> str:
+    """Run `script` in a pod on the real node; return its log once it has finished."""
+    name = f"probe-{uuid.uuid4().hex[:6]}"
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            **placement(),
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 1,
+            "containers": [
+                {
+                    "name": "probe",
+                    "image": base_image(),
+                    "imagePullPolicy": "Never",
+                    "command": ["python3", "-c", script],
+                }
+            ],
+        },
+    }
+    core_v1.create_namespaced_pod(namespace, body)
+    pod = wait_for(
+        lambda: core_v1.read_namespaced_pod(name, namespace),
+        lambda p: p.status.phase in ("Succeeded", "Failed"),
+        f"pod {name} to finish",
+        120,
+    )
+    text = logs(core_v1, namespace, name)
+    assert pod.status.phase == "Succeeded", text
+    return text
+
+
+def test_a_pod_cannot_use_the_kubelet_api_or_reach_outside(
+    real_node: RealNode, core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    info = realnode.Paths(cluster_tool.NODE_DIR).info.read_text()
+    port = __import__("json").loads(info)["ports"]["kubelet"]
+    script = f"""
+import socket, ssl, urllib.request, urllib.error
+ctx = ssl._create_unverified_context()
+for path in ("/pods", "/run/default/x/y"):
+    try:
+        urllib.request.urlopen("https://{realnode.BRIDGE_IP}:{port}" + path, context=ctx, timeout=5)
+        print("kubelet", path, "open")
+    except urllib.error.HTTPError as err:
+        print("kubelet", path, err.code)
+for name in ("pypi.org", "kubernetes.default.svc.cluster.local.example.com"):
+    try:
+        print("resolved", name, socket.gethostbyname(name))
+    except OSError as err:
+        print("unresolved", name)
+"""
+    text = _probe_pod(core_v1, namespace, script)
+    # no client certificate, no anonymous access: exec and the pod list are closed to pods
+    assert "kubelet /pods 401" in text, text
+    assert "kubelet /run/default/x/y 401" in text, text
+    # CoreDNS answers cluster.local only; nothing is forwarded to the host's resolver
+    assert "unresolved pypi.org" in text, text
+
+
+def _tool(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, cluster_tool.__file__, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def _node_cgroup_dirs() -> list[Path]:
+    return [p for p in (m / realnode.CGROUP_ROOT for m in realnode.cgroup_mounts()) if p.exists()]
+
+
+def test_the_real_node_leaves_the_host_as_it_found_it(
+    real_node: RealNode, core_v1: client.CoreV1Api, namespace: str
+) -> None:
+    # something real on the node first: a pod with a network namespace, mounts and cgroups
+    assert "ran" in _probe_pod(core_v1, namespace, "print('ran')")
+    before = realnode.host_snapshot()
+    assert realnode.BRIDGE in before["links"]
+    assert _node_cgroup_dirs()
+
+    down = _tool("real-node", "down")
+    # `down` compares the host with the snapshot `up` took and fails naming any difference
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert "the host is as it was" in down.stderr
+    after = realnode.host_snapshot()
+    assert realnode.BRIDGE not in after["links"]
+    assert _node_cgroup_dirs() == []
+    assert realnode.cgroup_pids() == set()
+    assert not any("t9k-real-node" in m or "/node/kubelet" in m for m in after["mounts"])
+
+    up = _tool("real-node", "up")
+    assert up.returncode == 0, up.stdout + up.stderr
+    node = wait_for(
+        lambda: core_v1.read_node(realnode.NODE_NAME),
+        lambda n: any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or []),
+        "the real node to be Ready again",
+        120,
+    )
+    assert node.metadata.labels["type"] == "real"
+    assert "ran again" in _probe_pod(core_v1, namespace, "print('ran again')")
