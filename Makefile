@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEPS_VENVS := .venvs
-PY_SOURCES := t9k_sdk operator/t9k_operator tests bench tools docs/gen_reference.py pulumi_examples
+PY_SOURCES := t9k_sdk operator/t9k_operator tests bench tools training docs/gen_reference.py pulumi_examples
 
 .PHONY: help
 help: ## List the targets
@@ -189,8 +189,12 @@ bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the pl
 	$(BIN)/python bench/operator.py --doc
 
 .PHONY: demo
-demo: $(STAMP) ## Run the example jobs live: local control plane + operator, simulated pods (docs/demo.md)
+demo: $(STAMP) cluster-binaries node-binaries system-packages ## Real training on the local cluster's real node: torchrun and DeepSpeed jobs, their loss live (docs/demo.md)
 	$(BIN)/python tools/demo.py
+
+.PHONY: demo-simulated
+demo-simulated: $(STAMP) cluster-binaries node-binaries system-packages ## The examples of examples/ on kwok's simulated pods (fast)
+	$(BIN)/python tools/demo.py --simulated
 
 .PHONY: clean
 clean: ## Remove build and test leftovers (keeps .venv and the binary cache)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """`make demo`: the example jobs, run by the real operator on the local control plane.
 
-    python tools/demo.py                     # what `make demo` runs (inside .venv)
-    python tools/demo.py --run-seconds 5     # simulated pods run longer
+    python tools/demo.py                     # what `make demo` runs: real training (tools/demo_real.py)
+    python tools/demo.py --simulated         # this file's demo: examples/ on kwok's simulated pods
+    python tools/demo.py --simulated --run-seconds 5     # simulated pods run longer
     python tools/demo.py --restart-operator  # replace the operator a previous run left running
 
 1. render examples/*.py to YAML (.demo/manifests/) and validate them (`t9k-sdk`);
@@ -447,7 +448,9 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float) -> None:
         time.sleep(0.2)
 
 
-def apply_jobs(out: Out, kube: Cluster, jobs: Sequence[DemoJob], seconds: int) -> None:
+def apply_jobs(
+    out: Out, kube: Cluster, jobs: Sequence[DemoJob], seconds: int, simulated: bool = True
+) -> None:
     old = kube.jobs()
     if old:
         out.line(f"  deleting the {len(old)} jobs of a previous run (and their pods)")
@@ -459,13 +462,19 @@ def apply_jobs(out: Out, kube: Cluster, jobs: Sequence[DemoJob], seconds: int) -
             kube.ensure_claim(claim)
         wait_until(lambda: kube.claims_bound(claims), "the PVCs to be bound", 30)
         out.line(f"  PVCs the examples mount, bound to placeholder volumes: {', '.join(claims)}")
-    out.line(
-        f"  pods are simulated by kwok (no containers run): each runs {seconds}s and exits 0,"
-        " as the sim.t9k.dev/* annotations the demo adds to the pod templates say"
-    )
+    if simulated:
+        out.line(
+            f"  pods are simulated by kwok (no containers run): each runs {seconds}s and exits 0,"
+            " as the sim.t9k.dev/* annotations the demo adds to the pod templates say"
+        )
+    else:
+        out.line(
+            f"  pods run real containers on the node {cluster_tool.realnode.NODE_NAME}"
+            " (nodeSelector and toleration in each pod template)"
+        )
     asked = sum(j.gpus for j in jobs)
     capacity = sum(int(n.gpus) for n in cluster_tool.FAKE_NODES)
-    if asked > capacity:
+    if simulated and asked > capacity:
         out.line(
             f"  the jobs ask for {asked} GPUs, the {len(cluster_tool.FAKE_NODES)} fake nodes have"
             f" {capacity}: some pods wait until others finish (the job's Running condition then"
@@ -717,10 +726,18 @@ def rel(path: Path) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
+        "--simulated",
+        action="store_true",
+        help="the examples of examples/ on kwok's simulated pods (fast; no real node needed)",
+    )
+    parser.add_argument(
         "--run-seconds", type=int, default=3, help="how long each simulated pod runs (default 3)"
     )
     parser.add_argument(
-        "--timeout", type=float, default=120, help="give up watching after this many seconds"
+        "--timeout",
+        type=float,
+        default=None,
+        help="give up watching after this many seconds (default 120 simulated, 600 real)",
     )
     parser.add_argument(
         "--restart-operator",
@@ -729,6 +746,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     out = Out(sys.stdout)
+    if not args.simulated:
+        from tools import demo_real
+
+        try:
+            return demo_real.main(out, args.restart_operator, args.timeout or 600)
+        except KeyboardInterrupt:
+            out.line("\n  stopped; the jobs keep running")
+            return 130
+        except (DemoError, ClientError, ApiError, cluster_tool.images.ImageError) as err:
+            out.line(out.paint(f"demo: {err}", "31"))
+            return 1
+    args.timeout = args.timeout or 120
     t0 = time.monotonic()
     steps = 5
     try:

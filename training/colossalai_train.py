@@ -7,6 +7,7 @@ is; rank 0 prints the loss as it falls.
 import argparse
 import os
 import socket
+import sys
 
 import colossalai
 import torch
@@ -15,16 +16,21 @@ from colossalai.booster import Booster
 from colossalai.booster.plugin import TorchDDPPlugin
 
 
+def say(line: str) -> None:
+    """One write per line: ranks that share a pipe (pdsh, torchrun) never interleave mid-line."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=40)
     args, extra = parser.parse_known_args()
     colossalai.launch_from_torch(seed=0)
     rank, world = dist.get_rank(), dist.get_world_size()
-    print(
+    say(
         f"rank={rank} world_size={world} local_rank={os.environ.get('LOCAL_RANK')}"
-        f" host={socket.gethostname()} backend={dist.get_backend()} extra={extra}",
-        flush=True,
+        f" host={socket.gethostname()} backend={dist.get_backend()} extra={extra}"
     )
     torch.manual_seed(0)
     true_w = torch.randn(16, 1)
@@ -46,9 +52,9 @@ def main() -> None:
         first = value if step == 1 else first
         last = value
         if rank == 0 and (step == 1 or step % 10 == 0):
-            print(f"step={step} loss={value:.4f}", flush=True)
+            say(f"step={step} loss={value:.4f}")
     if rank == 0:
-        print(f"loss fell from {first:.4f} to {last:.4f}", flush=True)
+        say(f"loss fell from {first:.4f} to {last:.4f}")
 
 
 if __name__ == "__main__":

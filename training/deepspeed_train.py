@@ -10,10 +10,17 @@ import argparse
 import json
 import os
 import socket
+import sys
 
 import deepspeed
 import torch
 import torch.distributed as dist
+
+
+def say(line: str) -> None:
+    """One write per line: ranks that share a pipe (pdsh, torchrun) never interleave mid-line."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def main() -> None:
@@ -24,12 +31,15 @@ def main() -> None:
     args, extra = parser.parse_known_args()
     deepspeed.init_distributed(dist_backend="gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    print(
+    say(
         f"rank={rank} world_size={world} local_rank={os.environ.get('LOCAL_RANK')}"
         f" host={socket.gethostname()} backend={dist.get_backend()}"
-        f" DEMO_FORWARDED={os.environ.get('DEMO_FORWARDED')}"
-        f" argv={json.dumps(extra)}",
-        flush=True,
+        + (
+            f" DEMO_FORWARDED={os.environ['DEMO_FORWARDED']}"
+            if "DEMO_FORWARDED" in os.environ
+            else ""
+        )
+        + f" argv={json.dumps(extra)}"
     )
     torch.manual_seed(0)
     true_w = torch.randn(16, 1)
@@ -61,11 +71,9 @@ def main() -> None:
         first = value if step == 1 else first
         last = value
         if rank == 0 and (step == 1 or step % 10 == 0):
-            print(f"step={step} loss={value:.4f}", flush=True)
+            say(f"step={step} loss={value:.4f}")
     if rank == 0:
-        print(
-            f"loss fell from {first:.4f} to {last:.4f} (ZeRO stage {args.zero_stage})", flush=True
-        )
+        say(f"loss fell from {first:.4f} to {last:.4f} (ZeRO stage {args.zero_stage})")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,17 @@ ranks, so the loss is the same model's on every rank. Runs on CPU; no download, 
 import argparse
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
+
+
+def say(line: str) -> None:
+    """One write per line: ranks that share a pipe (pdsh, torchrun) never interleave mid-line."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def main() -> None:
@@ -23,11 +30,10 @@ def main() -> None:
     args, extra = parser.parse_known_args()
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    print(
+    say(
         f"rank={rank} world_size={world} local_rank={os.environ.get('LOCAL_RANK')}"
         f" host={socket.gethostname()} env_RANK={os.environ.get('RANK')}"
-        f" env_WORLD_SIZE={os.environ.get('WORLD_SIZE')} extra={extra}",
-        flush=True,
+        f" env_WORLD_SIZE={os.environ.get('WORLD_SIZE')} extra={extra}"
     )
     torch.manual_seed(0)  # the same true weights and start on every rank
     true_w = torch.randn(16, 1)
@@ -48,9 +54,9 @@ def main() -> None:
         first = value if step == 1 else first
         last = value
         if rank == 0 and (step == 1 or step % 10 == 0):
-            print(f"step={step} loss={value:.4f}", flush=True)
+            say(f"step={step} loss={value:.4f}")
     if rank == 0:
-        print(f"loss fell from {first:.4f} to {last:.4f}", flush=True)
+        say(f"loss fell from {first:.4f} to {last:.4f}")
     dist.destroy_process_group()
 
 
