@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import sys
+import time
 
 import deepspeed
 import torch
@@ -27,6 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--zero-stage", type=int, default=1)
+    parser.add_argument("--step-seconds", type=float, default=0.0, help="sleep after each step")
     parser.add_argument("--local_rank", type=int, default=-1)  # the launcher passes it
     args, extra = parser.parse_known_args()
     deepspeed.init_distributed(dist_backend="gloo")
@@ -70,6 +72,8 @@ def main() -> None:
         value = avg.item() / world
         first = value if step == 1 else first
         last = value
+        if args.step_seconds:
+            time.sleep(args.step_seconds)
         if rank == 0 and (step == 1 or step % 10 == 0):
             say(f"step={step} loss={value:.4f}")
     if rank == 0:
