@@ -103,7 +103,8 @@ dist-check: $(STAMP) ## Build the sdist and wheel, check their contents, install
 
 # Other dependency versions (docs/contributing/dependencies.md): a fresh venv per run, outside
 # .venv, with the project and every extra; the unit tests plus the `smoke` cluster tests (a job
-# applied with the client runs to success under the operator). Only the pip cache is reused.
+# applied with the client runs to success under the operator), on a kwok-only cluster
+# (T9K_REAL_NODE=0: no smoke test runs a real container). Only the pip cache is reused.
 # deps-lowest: kubernetes 31 builds its ApiException with urllib3's getheaders(), which urllib3
 # 2.0-2.6 deprecate (a warning only, silent by default; the tests turn warnings into errors).
 # The benchmarks' tests are left out: bench/render.py needs the dev group's Kubeflow SDK.
@@ -120,7 +121,7 @@ deps-newest: binaries system-packages ## Fresh venv with the newest allowed vers
 	$(DEPS_VENVS)/newest/bin/python -m pip install --quiet --upgrade "pip>=25.1"
 	$(DEPS_VENVS)/newest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager ".[$(EXTRAS)]" --group test
 	$(DEPS_VENVS)/newest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
-	export T9K_REQUIRE_CLUSTER=1; $(DEPS_VENVS)/newest/bin/python -m pytest -q $(DEPS_TESTS)
+	export T9K_REQUIRE_CLUSTER=1 T9K_REAL_NODE=0; $(DEPS_VENVS)/newest/bin/python -m pytest -q $(DEPS_TESTS)
 
 .PHONY: deps-lowest
 deps-lowest: binaries system-packages ## Fresh venv with every dependency at its declared lower bound: unit + smoke tests
@@ -130,7 +131,7 @@ deps-lowest: binaries system-packages ## Fresh venv with every dependency at its
 	$(DEPS_VENVS)/lowest/bin/python -m pip install --quiet --upgrade "pip>=25.1"
 	$(DEPS_VENVS)/lowest/bin/python -m pip install --quiet ".[$(EXTRAS)]" --group test -c $(DEPS_VENVS)/lowest-constraints.txt
 	$(DEPS_VENVS)/lowest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
-	export T9K_REQUIRE_CLUSTER=1; $(DEPS_VENVS)/lowest/bin/python -m pytest -q $(DEPS_TESTS) \
+	export T9K_REQUIRE_CLUSTER=1 T9K_REAL_NODE=0; $(DEPS_VENVS)/lowest/bin/python -m pytest -q $(DEPS_TESTS) \
 	  -W "ignore:HTTPResponse.getheaders:DeprecationWarning"
 
 .PHONY: unit

@@ -102,6 +102,7 @@ def cluster_env(state_dir: Path) -> dict[str, str]:
     return {
         **os.environ,
         "T9K_CLUSTER_DIR": str(state_dir),
+        "T9K_REAL_NODE": "0",  # kwok nodes only: no real node (one per machine) for the bench
         "T9K_CLUSTER_AUDIT_POLICY": str(state_dir.parent / f"{state_dir.name}-audit-policy.yaml"),
     }
 

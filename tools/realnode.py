@@ -630,11 +630,7 @@ def up(
             f" `T9K_CLUSTER_DIR={other} python tools/cluster.py down`, or start this cluster"
             " with --no-real-node"
         )
-    if Path(f"/sys/class/net/{BRIDGE}").exists():
-        raise NodeError(
-            f"the network interface {BRIDGE} already exists, so another real node (or a previous"
-            f" run that was killed) holds it; if no cluster runs, remove it: ip link del {BRIDGE}"
-        )
+    _remove_leftovers(say)
     paths = Paths(state_dir)
     for d in (paths.state_dir, paths.kubelet_dir, paths.cni_conf_dir, paths.ipam_dir):
         d.mkdir(parents=True, exist_ok=True)
@@ -715,6 +711,24 @@ def up(
     _wait("waiting for the node to be Ready", lambda: _node_ready(api), 90, [kubelet, containerd])
     say(f"node Ready {time.monotonic() - t0:.1f}s")
     return procs
+
+
+def _remove_leftovers(say: Callable[[str], None]) -> None:
+    """Undo what a real node that was killed (not stopped with `down`) left: its bridge and its
+    empty cgroup tree. Refuses while any process still runs in that tree."""
+    pids = cgroup_pids()
+    if pids:
+        raise NodeError(
+            f"processes of another real node still run (pids {sorted(pids)[:10]}, in the cgroup"
+            f" tree /{CGROUP_ROOT}): stop that cluster with `python tools/cluster.py down` in its"
+            " checkout first"
+        )
+    if Path(f"/sys/class/net/{BRIDGE}").exists():
+        _check(["ip", "link", "del", BRIDGE])
+        say(f"removed the bridge {BRIDGE}, left by a real node that was killed")
+    left = _remove_cgroups()
+    if left:
+        raise NodeError("cannot remove the cgroups a killed real node left: " + "; ".join(left))
 
 
 def _ns_ready(holder: Proc) -> bool:
