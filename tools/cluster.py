@@ -1113,9 +1113,10 @@ def import_images() -> None:
     if state is None or not state.node:
         raise ClusterError("no real node runs; start it with `make cluster-up`")
     ctr = ["ctr", "--address", str(realnode.Paths(NODE_DIR).socket), "--namespace", "k8s.io"]
-    for name in images.ORDER:
-        if images.IMAGES[name].built():
-            realnode.import_archive(ctr, str(images.IMAGES[name].archive), _say)
+    built = [str(images.IMAGES[n].archive) for n in images.ORDER if images.IMAGES[n].built()]
+    for archive in built:
+        realnode.import_archive(ctr, archive, _say)
+    realnode.prune_images(ctr, [realnode.archive_ref(a) for a in built], _say)
 
 
 def up(build: bool = True, quiet: bool = False, real_node: bool | None = None) -> State:

@@ -393,7 +393,27 @@ def preflight() -> list[str]:
         )
     if not cgroup_mounts():
         problems.append("no cgroup file system is mounted")
+    problems.extend(_subnet_taken())
     return problems
+
+
+def _subnet_taken() -> list[str]:
+    """The pods' subnet must be free on this machine: a route to it that is not the node's
+    own bridge would send the pods' traffic somewhere else."""
+    import ipaddress
+
+    ours = ipaddress.ip_network(POD_CIDR)
+    taken = []
+    for line in _run_text(["ip", "-o", "-4", "route", "show"]).splitlines():
+        dest = line.split()[0] if line.split() else ""
+        if dest == "default" or f"dev {BRIDGE} " in line + " ":
+            continue
+        try:
+            if ipaddress.ip_network(dest, strict=False).overlaps(ours):
+                taken.append(f"the pods' subnet {POD_CIDR} is in use on this machine: {line}")
+        except ValueError:
+            continue
+    return taken
 
 
 def _wait(what: str, check: Callable[[], bool], timeout: float, procs: list[Proc]) -> None:
@@ -672,6 +692,7 @@ def up(
     )
     for archive in archives:
         import_archive(ctr, archive, say)
+    prune_images(ctr, [archive_ref(a) for a in archives], say)
     say(f"containerd {time.monotonic() - t0:.1f}s")
 
     _check(["ip", "link", "add", BRIDGE, "type", "bridge"])
@@ -736,6 +757,28 @@ def _ns_ready(holder: Proc) -> bool:
         return os.readlink(f"/proc/{holder.pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
     except OSError:
         return False
+
+
+def archive_ref(archive: str) -> str:
+    """The image name an OCI archive of tools/images.py carries."""
+    import tarfile
+
+    with tarfile.open(archive) as tf:
+        fh = tf.extractfile("index.json")
+        index = json.load(fh) if fh else {}
+    return str(index["manifests"][0]["annotations"]["io.containerd.image.name"])
+
+
+def prune_images(ctr: list[str], keep: list[str], say: Callable[[str], None]) -> None:
+    """Remove the project's images (`localhost/t9k/...`) of older recipes from containerd, whose
+    garbage collector then frees their layers: a rebuilt 6 GB training image does not pile up."""
+    listing = subprocess.run(
+        [*ctr, "images", "ls", "-q"], capture_output=True, text=True, check=False
+    ).stdout.split()
+    stale = [ref for ref in listing if ref.startswith("localhost/t9k/") and ref not in keep]
+    if stale:
+        _check([*ctr, "images", "rm", *stale])
+        say(f"removed images of older recipes: {', '.join(stale)}")
 
 
 def import_archive(ctr: list[str], archive: str, say: Callable[[str], None]) -> None:

@@ -226,7 +226,10 @@ def log_node_fixture(
     name = f"t9k-log-node-{uuid.uuid4().hex[:6]}"
     core.create_node(
         k8s.V1Node(
-            metadata=k8s.V1ObjectMeta(name=name, labels={"t9k.dev/test-node": "logs"}),
+            # `type: kwok`: kwok manages only the nodes with that label (not the real node)
+            metadata=k8s.V1ObjectMeta(
+                name=name, labels={"t9k.dev/test-node": "logs", "type": "kwok"}
+            ),
             spec=k8s.V1NodeSpec(taints=[k8s.V1Taint(key="t9k.dev/log-test", effect="NoSchedule")]),
         )
     )

@@ -3,7 +3,9 @@
 What kwok cannot provide: kwok plays the kubelet only for pod *status*. It runs no containers
 (so nothing ever writes a log line) and serves no kubelet API (its nodes advertise no kubelet
 port, so the API server dials the default 10250 on the node's address, 127.0.0.1, and nothing
-answers). A real kubelet cannot run here either: it needs a container runtime, root and cgroups.
+answers). Real logs of real containers, through a real kubelet, are read on the real node
+(tests/cluster/test_real_training.py: `t9k-sdk logs` of a torchrun job); these tests keep what
+only a controlled kubelet endpoint can show.
 
 So these tests check two things on the real control plane:
 
