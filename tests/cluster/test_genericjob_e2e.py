@@ -418,7 +418,8 @@ def test_an_unschedulable_pod_shows_in_the_running_condition_and_an_event(
     )
     running = condition(status, "Running")
     assert running["status"] == "False"
-    assert running["message"].startswith("Pod[too-big-worker-0] cannot be scheduled: 0/4 nodes")
+    # the kwok nodes and the real node (whose taint the pod does not tolerate)
+    assert running["message"].startswith("Pod[too-big-worker-0] cannot be scheduled: 0/5 nodes")
     assert "Insufficient nvidia.com/gpu" in running["message"]
     assert status["phase"] == "Pending"
     assert jobs.wait_event("too-big", "Unschedulable") == (
