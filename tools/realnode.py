@@ -772,13 +772,24 @@ def archive_ref(archive: str) -> str:
 def prune_images(ctr: list[str], keep: list[str], say: Callable[[str], None]) -> None:
     """Remove the project's images (`localhost/t9k/...`) of older recipes from containerd, whose
     garbage collector then frees their layers: a rebuilt 6 GB training image does not pile up."""
-    listing = subprocess.run(
-        [*ctr, "images", "ls", "-q"], capture_output=True, text=True, check=False
-    ).stdout.split()
-    stale = [ref for ref in listing if ref.startswith("localhost/t9k/") and ref not in keep]
+    rows = [
+        line.split()
+        for line in subprocess.run(
+            [*ctr, "images", "ls"], capture_output=True, text=True, check=False
+        ).stdout.splitlines()[1:]
+    ]
+    digests = {row[0]: row[2] for row in rows if len(row) > 2}
+    kept = {digests[ref] for ref in keep if ref in digests}
+    # kubelet also names each image by its id (`sha256:...`): those go with their image
+    stale = sorted(
+        ref
+        for ref, digest in digests.items()
+        if ref.startswith(("localhost/t9k/", "sha256:")) and digest not in kept
+    )
     if stale:
-        _check([*ctr, "images", "rm", *stale])
-        say(f"removed images of older recipes: {', '.join(stale)}")
+        _check([*ctr, "images", "rm", "--sync", *stale])
+        named = [ref for ref in stale if not ref.startswith("sha256:")]
+        say(f"removed images of older recipes: {', '.join(named) or ', '.join(stale)}")
 
 
 def import_archive(ctr: list[str], archive: str, say: Callable[[str], None]) -> None:

@@ -17,6 +17,7 @@ from kubernetes import client
 
 from t9k_sdk import models
 from tests.cluster.e2e_helpers import E2E, Jobs
+from tests.cluster.kube_helpers import wait_for
 from tests.cluster.real_helpers import (
     RANK_LINE,
     REAL_TIMEOUT,
@@ -119,6 +120,14 @@ def test_torchrun_genericjob_trains_across_two_pods(
         )
         assert set(resolved.values()) == set(ips.values()), pod_text
     first, last = _loss_fell(text["tr-worker-0"])
+    # the job's Events tell the story in order: created, running, finished
+    wait_for(
+        lambda: [r for r in jobs.reasons("tr") if r in ("Pending", "Running", "Succeeded")],
+        lambda phases: phases == ["Pending", "Running", "Succeeded"],
+        "the phase Events Pending, Running, Succeeded",
+        30,
+    )
+    assert jobs.reasons("tr").count("SuccessfulCreatePod") == 2
 
     # what a user sees with the CLI
     got = cli(kubeconfig, "get", "genericjob", "tr", "-n", jobs.namespace)
