@@ -158,6 +158,11 @@ def _run(argv: Sequence[str], log: Path, env: dict[str, str] | None = None) -> N
         )
 
 
+def _need_root(name: str, why: str) -> None:
+    if os.geteuid() != 0:
+        raise ImageError(f"building the {name} image needs root: {why}")
+
+
 def _debian_mirror() -> str:
     """The host's own Debian mirror (the only package source this machine may use)."""
     deb822 = Path("/etc/apt/sources.list.d/debian.sources")
@@ -232,6 +237,7 @@ def build_pause(image: Image, work: Path, say: Callable[[str], None]) -> list[Pa
 def build_base(image: Image, work: Path, say: Callable[[str], None]) -> list[Path]:
     """Debian minbase with BASE_PACKAGES, straight to a tar (one layer). No host keys: the
     operator's sshd script makes them in each pod."""
+    _need_root("base", "mmdebstrap builds the root file system in a chroot")
     layer = work / "rootfs.tar"
     hooks = [
         'rm -f "$1"/etc/ssh/ssh_host_*',
@@ -263,6 +269,7 @@ def build_train(image: Image, work: Path, say: Callable[[str], None]) -> list[Pa
     layer holds every dependency. DeepSpeed is built in a second step against the staged torch
     with its CPU shared-memory op compiled ahead of time: the image needs no compiler.
     """
+    _need_root("train", "pip installs into a staging root owned by root")
     v = versions()
     stage = work / "stage"
     prefix = "/opt/t9k"  # Debian's pip adds `local/`: files land in <stage>/opt/t9k/local/...
@@ -409,7 +416,7 @@ ORDER: Final = ("pause", "base", "train")
 
 
 def _layer_entries(image: Image) -> list[dict[str, object]]:
-    """The image's layers, its parents' first: {digest, size, path-in-archive-of-origin}."""
+    """The parent's layers, as {digest, size}: the image's own layers follow them."""
     entries: list[dict[str, object]] = []
     if image.parent is not None:
         entries.extend(json.loads(IMAGES[image.parent].layers_file.read_text()))
@@ -561,8 +568,6 @@ def _build_locked(wanted: Sequence[str], out: Callable[[str], None]) -> None:
         image = IMAGES[name]
         if image.built():
             continue
-        if os.geteuid() != 0:
-            raise ImageError(f"building the {name} image needs root (mmdebstrap, chroot)")
         image_dir().mkdir(parents=True, exist_ok=True)
         out(
             f"building {image.ref} (first time only, about {image.expected_minutes} min;"
