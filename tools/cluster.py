@@ -51,10 +51,13 @@ from typing import Any, Final
 import yaml
 
 if __package__:  # imported as tools.cluster (tests, tools/chaos.py)
-    from . import images, realnode
+    from . import images, procs, realnode
 else:  # run as a script: tools/ is sys.path[0]
     import images  # type: ignore[no-redef]
+    import procs  # type: ignore[no-redef]
     import realnode  # type: ignore[no-redef]
+
+ProcessRecord = procs.ProcessRecord
 
 REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 STATE_DIR: Final = Path(os.environ.get("T9K_CLUSTER_DIR", REPO_ROOT / ".cluster")).resolve()
@@ -107,31 +110,6 @@ class ClusterError(Exception):
 
 # --------------------------------------------------------------------------------------------
 # state
-
-
-@dataclass
-class ProcessRecord:
-    name: str
-    pid: int
-    start_ticks: int  # field 22 of /proc/<pid>/stat: tells a reused pid from ours
-    log: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "pid": self.pid,
-            "start_ticks": self.start_ticks,
-            "log": self.log,
-        }
-
-    @staticmethod
-    def from_json(data: dict[str, Any]) -> ProcessRecord:
-        return ProcessRecord(
-            name=str(data["name"]),
-            pid=int(data["pid"]),
-            start_ticks=int(data["start_ticks"]),
-            log=str(data["log"]),
-        )
 
 
 @dataclass
@@ -198,21 +176,12 @@ def read_state() -> State | None:
 # processes
 
 
-def _proc_stat(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, pgrp, session, start_ticks) of a live pid, or None."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may contain spaces: split after it.
-    fields = raw[raw.rindex(")") + 2 :].split()
-    return fields[0], int(fields[2]), int(fields[3]), int(fields[19])
+_proc_stat = procs.proc_stat
 
 
 def process_alive(record: ProcessRecord) -> bool:
     """True if the recorded process still runs (not a zombie, not a reused pid)."""
-    stat = _proc_stat(record.pid)
-    return stat is not None and stat[0] not in ("Z", "X") and stat[3] == record.start_ticks
+    return record.alive()
 
 
 def _session_members(sid: int) -> list[int]:
@@ -613,21 +582,7 @@ def install_crds(api: Api, timeout: float = 30.0) -> tuple[list[str], list[str],
 
 
 def _spawn(state: State, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
-    log_path = LOG_DIR / f"{name}.log"
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=STATE_DIR,
-            env=env,
-            start_new_session=True,  # own session and process group: `down` kills the group
-        )
-    # Popen does not keep the child for us: the record is what `down` goes by.
-    proc.returncode = 0  # silence Popen.__del__'s "still running" ResourceWarning
-    stat = _proc_stat(proc.pid)
-    state.processes.append(ProcessRecord(name, proc.pid, stat[3] if stat else 0, str(log_path)))
+    state.processes.append(procs.spawn(name, argv, LOG_DIR, env=env, cwd=STATE_DIR))
     state.save()
 
 
@@ -1070,7 +1025,7 @@ def _node_bin_dir() -> Path:
 
 def _start_real_node(state: State) -> None:
     try:
-        procs = realnode.up(
+        node = realnode.up(
             Api(state.server),
             NODE_DIR,
             KUBECONFIG,
@@ -1085,7 +1040,7 @@ def _start_real_node(state: State) -> None:
         state.save()
         _stop_real_node(state)
         raise ClusterError(str(err)) from err
-    state.node = [ProcessRecord(p.name, p.pid, p.start_ticks, p.log) for p in procs]
+    state.node = node
     state.save()
 
 
@@ -1098,8 +1053,7 @@ def _stop_real_node(state: State) -> list[str]:
             api = None
     except (OSError, ssl.SSLError):
         api = None
-    procs = [realnode.Proc(p.name, p.pid, p.start_ticks, p.log) for p in state.node]
-    left = realnode.down(api, NODE_DIR, procs, lambda msg: _say(msg))
+    left = realnode.down(api, NODE_DIR, state.node, lambda msg: _say(msg))
     state.node = None
     if STATE_FILE.exists():
         state.save()

@@ -45,6 +45,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+if __package__:  # imported as tools.realnode
+    from . import procs
+else:  # imported by tools/cluster.py run as a script: tools/ is sys.path[0]
+    import procs  # type: ignore[no-redef]
+
+Proc = procs.ProcessRecord
+
 NODE_NAME: Final = "t9k-real-node"
 NODE_LABEL: Final = ("type", "real")
 TAINT_KEY: Final = "t9k.dev/real-node"
@@ -169,16 +176,6 @@ class Paths:
 # processes and cgroups
 
 
-def _proc_stat(pid: int) -> tuple[str, int] | None:
-    """(state, start_ticks) of a live pid, or None."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = raw[raw.rindex(")") + 2 :].split()
-    return fields[0], int(fields[19])
-
-
 def cgroup_mounts() -> list[Path]:
     """The mount point of every cgroup hierarchy (v1: one per controller; v2: one)."""
     found: list[Path] = []
@@ -245,33 +242,8 @@ def _remove_cgroups() -> list[str]:
     return left
 
 
-@dataclass
-class Proc:
-    name: str
-    pid: int
-    start_ticks: int
-    log: str
-
-    def alive(self) -> bool:
-        stat = _proc_stat(self.pid)
-        return stat is not None and stat[0] not in ("Z", "X") and stat[1] == self.start_ticks
-
-
-def _spawn(name: str, argv: list[str], log_dir: Path, env: dict[str, str] | None = None) -> Proc:
-    log_path = log_dir / f"{name}.log"
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-            preexec_fn=_join_system_cgroup,  # a single-threaded CLI: safe
-        )
-    proc.returncode = 0  # not waited for here: the record is what `down` goes by
-    stat = _proc_stat(proc.pid)
-    return Proc(name, proc.pid, stat[1] if stat else 0, str(log_path))
+def _spawn(name: str, argv: list[str], log_dir: Path) -> Proc:
+    return procs.spawn(name, argv, log_dir, before_exec=_join_system_cgroup)
 
 
 def _stop(proc: Proc, grace: float) -> None:
