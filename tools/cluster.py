@@ -1024,8 +1024,16 @@ def _node_bin_dir() -> Path:
 
 
 def _start_real_node(state: State) -> None:
+    node: list[ProcessRecord] = []
+    state.node = node
+    state.save()
+
+    def record(proc: ProcessRecord) -> None:
+        node.append(proc)
+        state.save()
+
     try:
-        node = realnode.up(
+        realnode.up(
             Api(state.server),
             NODE_DIR,
             KUBECONFIG,
@@ -1033,19 +1041,23 @@ def _start_real_node(state: State) -> None:
             _node_bin_dir(),
             _node_images,
             lambda msg: _say(f"real node: {msg}"),
+            record,
         )
-    except realnode.NodeError as err:
-        # whatever did start is in the node's cgroups: `down` below stops it
-        state.node = []
+    except realnode.NodeRefused as err:  # nothing started: nothing to undo
+        state.node = None
         state.save()
-        _stop_real_node(state)
         raise ClusterError(str(err)) from err
-    state.node = node
-    state.save()
+    except BaseException as err:
+        # a failure or an interrupt half-way: stop what the record holds and the node's tree
+        for line in _stop_real_node(state):
+            _say(f"left on the host: {line}")
+        if isinstance(err, realnode.NodeError):
+            raise ClusterError(str(err)) from err
+        raise
 
 
 def _stop_real_node(state: State) -> list[str]:
-    if state.node is None:
+    if state.node is None and not realnode.owned_by(NODE_DIR):
         return []
     api: Api | None = Api(state.server)
     try:
@@ -1053,7 +1065,7 @@ def _stop_real_node(state: State) -> list[str]:
             api = None
     except (OSError, ssl.SSLError):
         api = None
-    left = realnode.down(api, NODE_DIR, state.node, lambda msg: _say(msg))
+    left = realnode.down(api, NODE_DIR, state.node or [], lambda msg: _say(msg))
     state.node = None
     if STATE_FILE.exists():
         state.save()
@@ -1104,7 +1116,7 @@ def up(build: bool = True, quiet: bool = False, real_node: bool | None = None) -
             for line in _teardown():
                 _say(f"left on the host by the stale real node: {line}")
         _remove_state()
-        if want_node and (problems := realnode.preflight()):
+        if want_node and (problems := realnode.preflight([NODE_DIR, realnode.cache_dir()])):
             raise ClusterError("the real node cannot start:\n  " + "\n  ".join(problems))
 
         t0 = time.monotonic()

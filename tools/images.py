@@ -559,8 +559,11 @@ def build(names: Sequence[str], say: Callable[[str], None] | None = None) -> Non
     with (image_dir() / ".lock").open("w") as lock:
         # one builder at a time: a second waits, then finds the image built
         fcntl.flock(lock, fcntl.LOCK_EX)
+        # what a builder that was killed left: work directories and half-written archives
+        for stale in [*image_dir().glob("build-*"), *image_dir().glob("*.partial")]:
+            shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
         _build_locked(wanted, out)
-    _prune(wanted)
+        _prune(wanted)
 
 
 def _build_locked(wanted: Sequence[str], out: Callable[[str], None]) -> None:

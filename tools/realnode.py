@@ -40,7 +40,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -102,6 +102,11 @@ PACKAGES: Final = {
 
 class NodeError(Exception):
     """The real node could not start or stop; the message says why and what to read."""
+
+
+class NodeRefused(NodeError):
+    """The real node was not started, and nothing was changed: another one runs, or this
+    machine lacks something. Nothing is to be undone (above all, not the other node)."""
 
 
 class ApiLike(Protocol):
@@ -347,9 +352,19 @@ def host_differences(before: dict[str, list[str]], after: dict[str, list[str]]) 
 # start
 
 
-def preflight() -> list[str]:
-    """Why the node cannot start here, one line per reason (empty when it can)."""
+def preflight(paths: Sequence[Path] = ()) -> list[str]:
+    """Why the node cannot start here, one line per reason (empty when it can). `paths`: the
+    directories the node keeps its files in, which must not lie where the node's mount
+    namespace covers the host's directories with a tmpfs."""
     problems: list[str] = []
+    for path in paths:
+        resolved = path.resolve()
+        for private in PRIVATE_DIRS:
+            if resolved.is_relative_to(Path(private).resolve()):
+                problems.append(
+                    f"{path} lies under {private}, which the real node covers with a tmpfs of"
+                    " its own: use another directory (T9K_CLUSTER_DIR, T9K_CACHE_DIR)"
+                )
     if os.geteuid() != 0:
         problems.append(
             "the real node needs root (containerd, cgroups, a bridge and mounts in a namespace of"
@@ -416,7 +431,7 @@ def _ns_setup(holder: Proc, paths: Paths) -> None:
     """Inside the node's mount namespace: tmpfs over the default directories, and plain files
     bound over the kernel tunables."""
     for d in PRIVATE_DIRS:
-        _check(_in_ns(holder, ["mount", "-t", "tmpfs", "-o", "mode=755", "t9k-node", d]))
+        _check(_in_ns(holder, ["mount", "-t", "tmpfs", "-o", "mode=755,size=512m", "t9k-node", d]))
     paths.sysctl_dir.mkdir(parents=True, exist_ok=True)
     for key, value in FAKE_SYSCTLS.items():
         target = Path("/proc/sys", key)
@@ -590,6 +605,104 @@ def _http_ok(url: str) -> bool:
         return False
 
 
+# A pod headed for the real node (by name, label or a toleration that lets it on) may not reach
+# into the machine: no host network, PID or IPC namespace, no hostPath volume, no privileged
+# container, no added capability, no image from a registry. The node's containers run as root
+# on this very machine.
+_ON_THE_NODE = (
+    f"(has(object.spec.nodeName) && object.spec.nodeName == '{NODE_NAME}')"
+    f" || (has(object.spec.nodeSelector) && '{NODE_LABEL[0]}' in object.spec.nodeSelector"
+    f" && object.spec.nodeSelector['{NODE_LABEL[0]}'] == '{NODE_LABEL[1]}')"
+    " || (has(object.spec.tolerations) && object.spec.tolerations.exists(t,"
+    f" !has(t.key) || t.key == '' || t.key == '{TAINT_KEY}'))"
+)
+_CONTAINERS = (
+    "(object.spec.containers"
+    " + (has(object.spec.initContainers) ? object.spec.initContainers : [])"
+    " + (has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers : []))"
+)
+POD_POLICY: Final = "t9k-real-node-pods"
+
+
+def pod_policy() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ValidatingAdmissionPolicy and its binding that keep pods on the node off the host."""
+    rules = [
+        ("!has(object.spec.hostNetwork) || !object.spec.hostNetwork", "hostNetwork"),
+        ("!has(object.spec.hostPID) || !object.spec.hostPID", "hostPID"),
+        ("!has(object.spec.hostIPC) || !object.spec.hostIPC", "hostIPC"),
+        (
+            "!has(object.spec.volumes) || object.spec.volumes.all(v, !has(v.hostPath))",
+            "a hostPath volume",
+        ),
+        (
+            f"{_CONTAINERS}.all(c, !has(c.securityContext)"
+            " || ((!has(c.securityContext.privileged) || !c.securityContext.privileged)"
+            " && (!has(c.securityContext.capabilities)"
+            " || !has(c.securityContext.capabilities.add))))",
+            "a privileged container or added capabilities",
+        ),
+        (
+            # images are built here and never pulled: a name elsewhere would be pulled from
+            # a registry on the machine's network (localhost/ names a pull could only try here)
+            f"{_CONTAINERS}.all(c, c.image.startsWith('localhost/'))",
+            "an image from a registry (only the images of tools/images.py, localhost/...)",
+        ),
+    ]
+    policy = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": POD_POLICY},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": ["pods"],
+                    }
+                ]
+            },
+            "matchConditions": [{"name": "on-the-real-node", "expression": _ON_THE_NODE}],
+            "validations": [
+                {
+                    "expression": expr,
+                    "message": f"a pod on the real node {NODE_NAME} may not use {what}: its"
+                    " containers run as root on the machine that runs the tests",
+                }
+                for expr, what in rules
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": POD_POLICY},
+        "spec": {"policyName": POD_POLICY, "validationActions": ["Deny"]},
+    }
+    return policy, binding
+
+
+def _apply_pod_policy(api: ApiLike) -> None:
+    base = "/apis/admissionregistration.k8s.io/v1"
+    for obj, plural in zip(
+        pod_policy(),
+        ("validatingadmissionpolicies", "validatingadmissionpolicybindings"),
+        strict=True,
+    ):
+        status, body = api.request(
+            "PATCH",
+            f"{base}/{plural}/{obj['metadata']['name']}?fieldManager=t9k-cluster&force=true",
+            obj,
+            content_type="application/apply-patch+yaml",
+        )
+        if status not in (200, 201):
+            raise NodeError(
+                f"applying the {obj['kind']} {POD_POLICY} failed (HTTP {status}): {body}"
+            )
+
+
 def _node_ready(api: ApiLike) -> bool:
     status, body = api.request("GET", f"/api/v1/nodes/{NODE_NAME}")
     if status != 200 or not isinstance(body, dict):
@@ -606,18 +719,21 @@ def up(
     bin_dir: Path,
     images: Callable[[], tuple[str, list[str]]],
     say: Callable[[str], None],
-) -> list[Proc]:
-    """Start the node; returns its processes (the namespace holder first).
+    record: Callable[[Proc], None],
+) -> None:
+    """Start the node. `record` is called with each process as soon as it runs (the namespace
+    holder first), so that a failure, or an interrupt, at any point leaves a record that
+    `down` goes by. `images()` returns the pause image's name and the archives to import.
 
-    `images()` returns the pause image's name and the archives to import. On failure nothing
-    is left running (the caller's `down` undoes the rest).
+    NodeRefused: nothing was started or changed. Any other failure: the caller runs `down`.
     """
-    problems = preflight()
+    problems = preflight([state_dir, cache_dir()])
     if problems:
-        raise NodeError("the real node cannot start:\n  " + "\n  ".join(problems))
+        raise NodeRefused("the real node cannot start:\n  " + "\n  ".join(problems))
+    _apply_pod_policy(api)  # before any pod can reach the node
     other = _other_owner(state_dir)
     if other:
-        raise NodeError(
+        raise NodeRefused(
             f"a real node already runs for the cluster in {other} (one per machine): stop it with"
             f" `T9K_CLUSTER_DIR={other} python tools/cluster.py down`, or start this cluster"
             " with --no-real-node"
@@ -634,7 +750,6 @@ def up(
     ports = _free_ports(["kubelet", "kubelet-healthz", "coredns-health"])
     paths.info.write_text(json.dumps({"ports": ports, "owner": str(state_dir)}))
     _claim(state_dir)
-    procs: list[Proc] = []
     t0 = time.monotonic()
 
     _make_cgroups()
@@ -643,7 +758,7 @@ def up(
         ["unshare", "--mount", "--propagation", "slave", "--", "sleep", "infinity"],
         logs,
     )
-    procs.append(holder)
+    record(holder)
     _wait("creating the mount namespace", lambda: _ns_ready(holder), 10, [holder])
     _ns_setup(holder, paths)
 
@@ -654,7 +769,7 @@ def up(
         _in_ns(holder, ["containerd", "--config", str(paths.state_dir / "containerd.toml")]),
         logs,
     )
-    procs.append(containerd)
+    record(containerd)
     ctr = ["ctr", "--address", str(paths.socket), "--namespace", "k8s.io"]
     _wait(
         "waiting for containerd to answer",
@@ -675,7 +790,7 @@ def up(
     corefile = paths.state_dir / "Corefile"
     corefile.write_text(_corefile(kubeconfig, ports["coredns-health"]))
     coredns = _spawn("coredns", [str(bin_dir / "coredns"), "-conf", str(corefile)], logs)
-    procs.append(coredns)
+    record(coredns)
 
     (paths.kubelet_dir / "resolv.conf").write_text("")  # pods get only the cluster's DNS
     config = paths.kubelet_dir / "config.yaml"
@@ -698,12 +813,11 @@ def up(
         ),
         logs,
     )
-    procs.append(kubelet)
+    record(kubelet)
     health = f"http://127.0.0.1:{ports['coredns-health']}/health"
     _wait("waiting for CoreDNS", lambda: _http_ok(health), 30, [coredns])
     _wait("waiting for the node to be Ready", lambda: _node_ready(api), 90, [kubelet, containerd])
     say(f"node Ready {time.monotonic() - t0:.1f}s")
-    return procs
 
 
 def _remove_leftovers(say: Callable[[str], None]) -> None:
@@ -711,7 +825,7 @@ def _remove_leftovers(say: Callable[[str], None]) -> None:
     empty cgroup tree. Refuses while any process still runs in that tree."""
     pids = cgroup_pids()
     if pids:
-        raise NodeError(
+        raise NodeRefused(
             f"processes of another real node still run (pids {sorted(pids)[:10]}, in the cgroup"
             f" tree /{CGROUP_ROOT}): stop that cluster with `python tools/cluster.py down` in its"
             " checkout first"
@@ -790,6 +904,14 @@ def _owner_file() -> Path:
     return cache_dir() / "owner"
 
 
+def owned_by(state_dir: Path) -> bool:
+    """Whether the machine's real node (its cgroup tree and bridge) is this cluster's."""
+    try:
+        return _owner_file().read_text().strip() == str(state_dir.parent)
+    except OSError:
+        return False
+
+
 def _claim(state_dir: Path) -> None:
     _owner_file().parent.mkdir(parents=True, exist_ok=True)
     _owner_file().write_text(str(state_dir.parent))
@@ -845,8 +967,10 @@ def down(
     api: ApiLike | None, state_dir: Path, procs: list[Proc], say: Callable[[str], None]
 ) -> list[str]:
     """Stop the node and undo every change on the host; returns what differs from before `up`
-    (empty when the host is as it was)."""
+    (empty when the host is as it was). The cgroup tree and the bridge are touched only when
+    this cluster owns the machine's real node: never another checkout's."""
     paths = Paths(state_dir)
+    mine = owned_by(state_dir)
     by_name = {p.name: p for p in procs}
     kubelet = by_name.get("kubelet")
     if api is not None and kubelet is not None and kubelet.alive():
@@ -861,6 +985,11 @@ def down(
         for task in _run_text([*ctr, "tasks", "ls", "-q"]).split():
             _run_text([*ctr, "tasks", "kill", "--signal", "SIGKILL", task])
         _stop(containerd, 10)
+    if not mine:
+        for proc in procs:  # only what this cluster recorded
+            _stop(proc, 5)
+        say("the machine's real node belongs to another cluster: left it alone")
+        return []
     survivors = _kill_cgroup_tree()
     for proc in procs:  # the namespace holder is in the tree too; reap it if it is our child
         with contextlib.suppress(ChildProcessError):
@@ -878,7 +1007,11 @@ def down(
     except (OSError, ValueError):
         before = None
     if before is not None:
-        problems += host_differences(before, host_snapshot())
+        # a pod's network namespace, and its veth, go a moment after its last process
+        deadline = time.monotonic() + 15
+        while (diff := host_differences(before, host_snapshot())) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        problems += diff
     with contextlib.suppress(OSError):
         if _owner_file().read_text().strip() == str(state_dir.parent):
             _owner_file().unlink()

@@ -557,6 +557,27 @@ class _SSHRules(KindRules):
         return [bootstrap.ssh_secret(meta, ssh_key, self.ssh_dir)]
 
 
+def uses_pdsh(other_args: list[str], workers: int) -> bool:
+    """Whether `deepspeed` with these options starts the script through its pdsh runner: with
+    more than one host (or `--force_multi`), unless another launcher (`--launcher openmpi`...),
+    `--no_ssh` or `--num_nodes 1` is asked for. Otherwise it runs the script itself, with its
+    arguments as they are, and nothing may be escaped."""
+
+    def option(name: str) -> str | None:
+        for i, arg in enumerate(other_args):
+            if arg == name and i + 1 < len(other_args):
+                return other_args[i + 1]
+            if arg.startswith(name + "="):
+                return arg.split("=", 1)[1]
+        return None
+
+    if (option("--launcher") or "pdsh").lower() != "pdsh" or "--no_ssh" in other_args:
+        return False
+    if "--force_multi" in other_args:
+        return True
+    return workers > 1 and option("--num_nodes") != "1"
+
+
 def for_pdsh_runner(arg: str) -> str:
     """`arg` written so that it reaches the training script unchanged through DeepSpeed's pdsh
     runner, which joins the script's arguments into one command line for `bash -c` on each
@@ -649,8 +670,8 @@ class DeepSpeedJobRules(_SSHRules):
             target = run.exec
         else:
             target = run.python or []
-        if self.worker_count() > 1:
-            # pdsh: DeepSpeed joins the arguments into one command line for the workers' shell
+        if uses_pdsh(cfg.other_args or [], self.worker_count()):
+            # DeepSpeed joins the arguments into one command line for the workers' shell
             target = [*target[:1], *(for_pdsh_runner(a) for a in target[1:])]
         return [*argv, *target]
 

@@ -3,6 +3,8 @@ should not (the kubelet's API, the world outside the bridge)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import uuid
@@ -72,7 +74,7 @@ def test_a_pod_cannot_use_the_kubelet_api_or_reach_outside(
     real_node: RealNode, core_v1: client.CoreV1Api, namespace: str
 ) -> None:
     info = realnode.Paths(cluster_tool.NODE_DIR).info.read_text()
-    port = __import__("json").loads(info)["ports"]["kubelet"]
+    port = json.loads(info)["ports"]["kubelet"]
     script = f"""
 import socket, ssl, urllib.request, urllib.error
 ctx = ssl._create_unverified_context()
@@ -139,3 +141,57 @@ def test_the_real_node_leaves_the_host_as_it_found_it(
     )
     assert node.metadata.labels["type"] == "real"
     assert "ran again" in _probe_pod(core_v1, namespace, "print('ran again')")
+
+
+@pytest.mark.parametrize(
+    ("placement_fields", "pod_fields", "what"),
+    [
+        (placement(), {"volumes": [{"name": "h", "hostPath": {"path": "/"}}]}, "a hostPath"),
+        ({"nodeName": realnode.NODE_NAME}, {"hostNetwork": True}, "hostNetwork"),
+        ({"tolerations": [{"operator": "Exists"}]}, {"hostPID": True}, "hostPID"),
+        (placement(), {"privileged": True}, "a privileged container"),
+        (placement(), {"image": "docker.io/library/busybox:1"}, "an image from a registry"),
+    ],
+)
+def test_a_pod_headed_for_the_real_node_cannot_reach_into_the_machine(
+    real_node: RealNode,
+    core_v1: client.CoreV1Api,
+    namespace: str,
+    placement_fields: dict[str, object],
+    pod_fields: dict[str, object],
+    what: str,
+) -> None:
+    container: dict[str, object] = {"name": "c", "image": base_image(), "command": ["true"]}
+    spec: dict[str, object] = {**placement_fields, "containers": [container]}
+    if pod_fields.get("privileged"):
+        container["securityContext"] = {"privileged": True}
+    if "image" in pod_fields:
+        container["image"] = pod_fields["image"]
+    spec.update({k: v for k, v in pod_fields.items() if k not in ("privileged", "image")})
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "hostile"}, "spec": spec}
+    with pytest.raises(client.ApiException) as err:
+        core_v1.create_namespaced_pod(namespace, body, dry_run="All")
+    assert err.value.status in (403, 422), err.value
+    assert f"may not use {what}" in str(err.value.body), err.value.body
+    # the same pod for the kwok nodes (no placement on the real node) is not this policy's
+    kwok_spec = {k: v for k, v in spec.items() if k not in placement_fields}
+    core_v1.create_namespaced_pod(namespace, {**body, "spec": kwok_spec}, dry_run="All")
+
+
+def test_a_second_cluster_is_refused_the_real_node_and_the_first_keeps_it(
+    real_node: RealNode, core_v1: client.CoreV1Api, namespace: str, tmp_path: Path
+) -> None:
+    env = {**os.environ, "T9K_CLUSTER_DIR": str(tmp_path / "second")}
+    tool = [sys.executable, cluster_tool.__file__]
+    try:
+        proc = subprocess.run(
+            [*tool, "up"], env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert "a real node already runs for the cluster in" in proc.stderr, proc.stderr
+    finally:
+        subprocess.run([*tool, "down"], env=env, capture_output=True, timeout=120, check=False)
+    # nothing of the first cluster's node was touched by the refused start or its clean-up
+    assert realnode.BRIDGE in realnode.host_snapshot()["links"]
+    assert realnode.cgroup_pids()
+    assert "ran" in _probe_pod(core_v1, namespace, "print('ran')")

@@ -224,10 +224,13 @@ def through_deepspeed_pdsh(args: list[str]) -> list[str]:
     return list(json.loads(proc.stdout))
 
 
-def _deepspeed_launch(run: list[str], workers: int = 2) -> list[str]:
-    job = deepspeed_job(
-        config={"run": {"python": run}}, worker={"replicas": workers, "template": pod("worker")}
-    )
+def _deepspeed_launch(
+    run: list[str], workers: int = 2, other_args: list[str] | None = None
+) -> list[str]:
+    config: dict[str, Any] = {"run": {"python": run}}
+    if other_args is not None:
+        config["otherArgs"] = other_args
+    job = deepspeed_job(config=config, worker={"replicas": workers, "template": pod("worker")})
     command = _container(_by(Sim(job, ssh_key=KEY).step().create, "Pod")["demo-worker-0"])[
         "command"
     ]
@@ -518,3 +521,28 @@ def test_barrier_timeout_message_reaches_the_replica_failure_condition() -> None
         sim.condition("ReplicaFailure")["message"]
         == f"Pod[demo-worker-0] exited with error code 124: {message}"
     )
+
+
+@pytest.mark.parametrize(
+    ("workers", "other_args", "through_pdsh"),
+    [
+        (2, [], True),
+        (1, [], False),
+        (1, ["--force_multi"], True),
+        (2, ["--launcher", "openmpi"], False),
+        (2, ["--launcher=mvapich"], False),
+        (2, ["--launcher", "pdsh"], True),
+        (2, ["--no_ssh"], False),
+        (2, ["--num_nodes", "1"], False),
+        (3, ["--num_nodes=2"], True),
+    ],
+)
+def test_arguments_are_escaped_only_when_deepspeed_starts_the_script_through_pdsh(
+    workers: int, other_args: list[str], through_pdsh: bool
+) -> None:
+    args = ["it's", "a b", "50%n"]
+    launched = _deepspeed_launch(["train.py", *args], workers, other_args)
+    if through_pdsh:
+        assert through_deepspeed_pdsh(launched) == ["train.py", *args]
+    else:  # DeepSpeed passes them to the script as they are (a list, no shell)
+        assert launched == ["train.py", *args]
