@@ -428,7 +428,7 @@ class Cluster:
         """Delete a job and wait until it and its pods are gone (names are reused next)."""
         with contextlib.suppress(JobNotFoundError):
             self.kube.delete(kind, name, wait=True)
-        wait_until(lambda: not self.kube.pods(kind, name), f"the pods of {name} to go", 60)
+        wait_until(lambda: not self.kube.pods(kind, name), f"the pods of {name} to go", 180)
 
     def create_job(self, manifest: Mapping[str, Any]) -> None:
         self.kube.apply(manifest)

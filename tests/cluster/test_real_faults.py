@@ -145,7 +145,10 @@ def test_the_operator_restarted_mid_launch_finishes_the_job_once(
     first.wait_ready("leader")
     create_job(custom, namespace, deepspeed("mid", {}, 2, ["--steps=20"]))
     pods = wait_for(
-        lambda: job_pods(core_v1, namespace, "mid"), lambda u: len(u) == 2, "2 workers", 60
+        lambda: job_pods(core_v1, namespace, "mid"),
+        lambda u: len(u) == 2,
+        "2 workers",
+        REAL_TIMEOUT,
     )
     # kill the operator while worker-0 waits at the barrier or launches
     wait_for(
@@ -157,7 +160,7 @@ def test_the_operator_restarted_mid_launch_finishes_the_job_once(
     first.stop(sig=9)
     time.sleep(2)
     second = start_operator()
-    second.wait_ready("leader", timeout=60)
+    second.wait_ready("leader", timeout=REAL_TIMEOUT)
     status = wait_job_phase(custom, namespace, "mid", "Succeeded", REAL_TIMEOUT, "DeepSpeedJob")
     assert job_pods(core_v1, namespace, "mid") == pods  # the same pods: nothing created twice
     assert int(status.get("backoffCount") or 0) == 0
