@@ -247,7 +247,7 @@ def start_operator(out: Out, restart: bool) -> OperatorProcess:
             )
         OPERATOR_PID.write_text(f"{proc.pid}\n")
         op = OperatorProcess(proc.pid, port, reused=False)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # a loaded 2-core machine starts Python slowly
     while True:
         code, text = _readyz(op.health_port)
         if code == 200 and text.startswith("leader"):
