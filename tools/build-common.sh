@@ -1,8 +1,9 @@
-# Shared by tools/ensure-binaries.sh and tools/ensure-pulumi-binaries.sh (sourced, not run):
+# Shared by the tools/ensure-*-binaries.sh scripts (sourced, not run):
 # the build environment, `--print-dir`, logging, and "build NAME unless its binaries exist".
 #
 #   build_setup LOG_NAME BIN_DIR "what is built" "$@"
 #   ensure "name version" build_function binary...
+#   k8s_ldflags   # -ldflags for a k8s.io/kubernetes command at $K8S_VERSION
 
 build_setup() {
   _build_log_name="$1"
@@ -37,4 +38,18 @@ ensure() {  # ensure NAME BUILD_FUNCTION BINARY...
     "$fn"
     log "built $name in $((SECONDS - start))s"
   fi
+}
+
+k8s_ldflags() {
+  local v="$K8S_VERSION" maj min ldf p
+  maj="${v#v}"; maj="${maj%%.*}"
+  min="${v#v*.}"; min="${min%%.*}"
+  ldf="-s -w"
+  # The same two packages that upstream's hack/lib/version.sh stamps; without them the server
+  # reports v0.0.0-master and clients (kubectl, the Pulumi provider) misjudge its version.
+  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    ldf="$ldf -X $p.gitVersion=$v -X $p.gitMajor=$maj -X $p.gitMinor=$min"
+    ldf="$ldf -X $p.gitTreeState=clean -X $p.gitCommit=unknown -X $p.buildDate=2000-01-01T00:00:00Z"
+  done
+  echo "$ldf"
 }

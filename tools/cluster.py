@@ -35,7 +35,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -269,18 +268,7 @@ def _await_reaped(records: Sequence[ProcessRecord], timeout: float = 5.0) -> Non
         time.sleep(0.05)
 
 
-def free_ports(names: Sequence[str]) -> dict[str, int]:
-    """One free loopback port per name (all bound at once, so they are distinct)."""
-    socks = []
-    try:
-        for _ in names:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return {name: s.getsockname()[1] for name, s in zip(names, socks, strict=True)}
-    finally:
-        for s in socks:
-            s.close()
+free_ports = procs.free_ports
 
 
 # --------------------------------------------------------------------------------------------
@@ -301,15 +289,7 @@ def _unverified_context() -> ssl.SSLContext:
     return ctx
 
 
-def http_get(url: str, ctx: ssl.SSLContext | None = None, timeout: float = 2.0) -> tuple[int, str]:
-    """(status, body) of a GET; status 0 if nothing answered."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout, context=ctx) as resp:
-            return int(resp.status), resp.read().decode(errors="replace")
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode(errors="replace")
-    except (OSError, ssl.SSLError):
-        return 0, ""
+http_get = procs.http_get
 
 
 class Api:
@@ -1078,11 +1058,8 @@ def import_images() -> None:
     state = read_state()
     if state is None or not state.node:
         raise ClusterError("no real node runs; start it with `make cluster-up`")
-    ctr = ["ctr", "--address", str(realnode.Paths(NODE_DIR).socket), "--namespace", "k8s.io"]
     built = [str(images.IMAGES[n].archive) for n in images.ORDER if images.IMAGES[n].built()]
-    for archive in built:
-        realnode.import_archive(ctr, archive, _say)
-    realnode.prune_images(ctr, [realnode.archive_ref(a) for a in built], _say)
+    realnode.load_images(realnode.Paths(NODE_DIR), built, _say)
 
 
 def up(build: bool = True, quiet: bool = False, real_node: bool | None = None) -> State:

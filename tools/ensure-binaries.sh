@@ -18,19 +18,6 @@ source "$here/versions.sh"
 source "$here/build-common.sh"
 build_setup ensure-binaries "$T9K_BIN_DIR" "the test cluster binaries" "$@"
 
-k8s_ldflags() {
-  local v="$K8S_VERSION" maj min ldf p
-  maj="${v#v}"; maj="${maj%%.*}"
-  min="${v#v*.}"; min="${min%%.*}"
-  ldf="-s -w"
-  # The same two packages that upstream's hack/lib/version.sh stamps; without them the server
-  # reports v0.0.0-master and clients (kubectl, the Pulumi provider) misjudge its version.
-  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    ldf="$ldf -X $p.gitVersion=$v -X $p.gitMajor=$maj -X $p.gitMinor=$min"
-    ldf="$ldf -X $p.gitTreeState=clean -X $p.gitCommit=unknown -X $p.buildDate=2000-01-01T00:00:00Z"
-  done
-  echo "$ldf"
-}
 
 build_k8s() {
   (cd "$here/gobuild/k8s" && go build -ldflags "$(k8s_ldflags)" -o "$bin_dir/" \

@@ -16,17 +16,6 @@ source "$here/versions.sh"
 source "$here/build-common.sh"
 build_setup ensure-node-binaries "$T9K_NODE_BIN_DIR" "the real node's binaries" "$@"
 
-k8s_ldflags() {  # the same stamps as tools/ensure-binaries.sh (kubectl and the API server read them)
-  local v="$K8S_VERSION" maj min ldf p
-  maj="${v#v}"; maj="${maj%%.*}"
-  min="${v#v*.}"; min="${min%%.*}"
-  ldf="-s -w"
-  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    ldf="$ldf -X $p.gitVersion=$v -X $p.gitMajor=$maj -X $p.gitMinor=$min"
-    ldf="$ldf -X $p.gitTreeState=clean -X $p.gitCommit=unknown -X $p.buildDate=2000-01-01T00:00:00Z"
-  done
-  echo "$ldf"
-}
 
 build_kubelet() {
   (cd "$here/gobuild/kubelet" && go build -ldflags "$(k8s_ldflags)" -o "$bin_dir/kubelet" k8s.io/kubernetes/cmd/kubelet)

@@ -4,7 +4,9 @@
     python tools/images.py build [pause|base|train ...]   # build what is missing (all by default)
     python tools/images.py ref train                       # the image name a pod uses
     python tools/images.py list                            # every image, its key and whether built
-    python tools/images.py import --address SOCK [NAME...] # load built images into containerd
+
+They get into the real node's containerd with `python tools/cluster.py import-images` (and at
+every `up`).
 
 | image | what | from |
 | --- | --- | --- |
@@ -531,15 +533,6 @@ def _copy_blob(archive: Path, digest: str, out: tarfile.TarFile) -> None:
         out.addfile(info, fh)
 
 
-def manifest_digest(image: Image) -> str:
-    """The digest containerd will record for the built archive (from its index.json)."""
-    with tarfile.open(image.archive) as tf:
-        fh = tf.extractfile("index.json")
-        if fh is None:
-            raise ImageError(f"{image.archive} has no index.json")
-        return str(json.load(fh)["manifests"][0]["digest"])
-
-
 # --------------------------------------------------------------------------------------------
 # commands
 
@@ -602,32 +595,6 @@ def _prune(names: Sequence[str]) -> None:
                 path.with_suffix(".layers.json").unlink(missing_ok=True)
 
 
-def import_images(address: str, names: Sequence[str], say: Callable[[str], None]) -> None:
-    """Load the built images into containerd's k8s.io namespace unless already there."""
-    ctr = ["ctr", "--address", address, "--namespace", "k8s.io"]
-    listing = subprocess.run(
-        [*ctr, "images", "ls"], capture_output=True, text=True, check=True
-    ).stdout
-    present = {
-        (parts[0], parts[2]) for line in listing.splitlines()[1:] if len(parts := line.split()) > 2
-    }
-    for name in names:
-        image = IMAGES[name]
-        if not image.built():
-            raise ImageError(
-                f"the {name} image is not built: run `python tools/images.py build {name}`"
-            )
-        if (image.ref, manifest_digest(image)) in present:
-            continue
-        start = time.monotonic()
-        subprocess.run(
-            [*ctr, "images", "import", "--no-unpack", str(image.archive)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        say(f"imported {image.ref} into containerd in {time.monotonic() - start:.0f}s")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -636,9 +603,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_ref = sub.add_parser("ref", help="print an image's name:tag")
     p_ref.add_argument("name", choices=ORDER)
     sub.add_parser("list", help="every image, its key and whether it is built")
-    p_import = sub.add_parser("import", help="load built images into a containerd")
-    p_import.add_argument("--address", required=True)
-    p_import.add_argument("names", nargs="*", default=list(ORDER))
     args = parser.parse_args(argv)
     unknown = [n for n in getattr(args, "names", []) if n not in IMAGES]
     if unknown:
@@ -653,8 +617,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 image = IMAGES[name]
                 state = "built" if image.built() else "not built"
                 print(f"{name:<6} {image.ref:<36} {state:<10} {image.archive}")
-        elif args.command == "import":
-            import_images(args.address, args.names, lambda m: print(f"[images] {m}"))
     except ImageError as err:
         print(f"[images] error: {err}", file=sys.stderr)
         return 1

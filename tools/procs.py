@@ -1,5 +1,6 @@
 """The background processes of tools/cluster.py and tools/realnode.py: how they are started,
-recorded and recognised. Standard library only.
+recorded and recognised, the loopback ports they get and how their health endpoints are read.
+Standard library only.
 
 A process is recorded with its pid and its start time (field 22 of /proc/<pid>/stat), so that a
 pid the kernel reused for another program is never taken for ours, and is started in a session
@@ -8,8 +9,12 @@ of its own, so that its whole process group can be signalled.
 
 from __future__ import annotations
 
+import socket
+import ssl
 import subprocess
-from collections.abc import Callable
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,3 +91,28 @@ def spawn(
     proc.returncode = 0  # silence Popen.__del__'s "still running" ResourceWarning
     stat = proc_stat(proc.pid)
     return ProcessRecord(name, proc.pid, stat[3] if stat else 0, str(log_path))
+
+
+def free_ports(names: Sequence[str]) -> dict[str, int]:
+    """One free loopback port per name (all bound at once, so they are distinct)."""
+    socks = []
+    try:
+        for _ in names:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return {name: s.getsockname()[1] for name, s in zip(names, socks, strict=True)}
+    finally:
+        for s in socks:
+            s.close()
+
+
+def http_get(url: str, ctx: ssl.SSLContext | None = None, timeout: float = 2.0) -> tuple[int, str]:
+    """(status, body) of a GET; status 0 if nothing answered."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout, context=ctx) as resp:
+            return int(resp.status), resp.read().decode(errors="replace")
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode(errors="replace")
+    except (OSError, ssl.SSLError):
+        return 0, ""

@@ -38,9 +38,8 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -579,32 +578,6 @@ def _corefile(kubeconfig: Path, port: int) -> str:
 """
 
 
-def _free_ports(names: list[str]) -> dict[str, int]:
-    import socket
-
-    socks = []
-    try:
-        for _ in names:
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return {n: s.getsockname()[1] for n, s in zip(names, socks, strict=True)}
-    finally:
-        for s in socks:
-            s.close()
-
-
-def _http_ok(url: str) -> bool:
-    import urllib.error
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(url, timeout=2) as resp:
-            return int(resp.status) == 200
-    except (OSError, urllib.error.URLError):
-        return False
-
-
 # A pod headed for the real node (by name, label or a toleration that lets it on) may not reach
 # into the machine: no host network, PID or IPC namespace, no hostPath volume, no privileged
 # container, no added capability, no image from a registry. The node's containers run as root
@@ -747,7 +720,7 @@ def up(
     logs = paths.state_dir / "logs"
     logs.mkdir(exist_ok=True)
     paths.host_before.write_text(json.dumps(host_snapshot(), indent=1))
-    ports = _free_ports(["kubelet", "kubelet-healthz", "coredns-health"])
+    ports = procs.free_ports(["kubelet", "kubelet-healthz", "coredns-health"])
     paths.info.write_text(json.dumps({"ports": ports, "owner": str(state_dir)}))
     _claim(state_dir)
     t0 = time.monotonic()
@@ -770,16 +743,14 @@ def up(
         logs,
     )
     record(containerd)
-    ctr = ["ctr", "--address", str(paths.socket), "--namespace", "k8s.io"]
+    ctr = _ctr(paths)
     _wait(
         "waiting for containerd to answer",
         lambda: subprocess.run([*ctr, "version"], capture_output=True, check=False).returncode == 0,
         30,
         [containerd],
     )
-    for archive in archives:
-        import_archive(ctr, archive, say)
-    prune_images(ctr, [archive_ref(a) for a in archives], say)
+    load_images(paths, archives, say)
     say(f"containerd {time.monotonic() - t0:.1f}s")
 
     _check(["ip", "link", "add", BRIDGE, "type", "bridge"])
@@ -815,7 +786,7 @@ def up(
     )
     record(kubelet)
     health = f"http://127.0.0.1:{ports['coredns-health']}/health"
-    _wait("waiting for CoreDNS", lambda: _http_ok(health), 30, [coredns])
+    _wait("waiting for CoreDNS", lambda: procs.http_get(health)[0] == 200, 30, [coredns])
     _wait("waiting for the node to be Ready", lambda: _node_ready(api), 90, [kubelet, containerd])
     say(f"node Ready {time.monotonic() - t0:.1f}s")
 
@@ -845,59 +816,55 @@ def _ns_ready(holder: Proc) -> bool:
         return False
 
 
-def archive_ref(archive: str) -> str:
-    """The image name an OCI archive of tools/images.py carries."""
+def _ctr(paths: Paths) -> list[str]:
+    return ["ctr", "--address", str(paths.socket), "--namespace", "k8s.io"]
+
+
+def _archive_manifest(archive: str) -> tuple[str, str]:
+    """(image name, manifest digest) of an OCI archive of tools/images.py."""
     import tarfile
 
     with tarfile.open(archive) as tf:
         fh = tf.extractfile("index.json")
         index = json.load(fh) if fh else {}
-    return str(index["manifests"][0]["annotations"]["io.containerd.image.name"])
+    entry = index["manifests"][0]
+    return str(entry["annotations"]["io.containerd.image.name"]), str(entry["digest"])
 
 
-def prune_images(ctr: list[str], keep: list[str], say: Callable[[str], None]) -> None:
-    """Remove the project's images (`localhost/t9k/...`) of older recipes from containerd, whose
-    garbage collector then frees their layers: a rebuilt 6 GB training image does not pile up."""
-    rows = [
-        line.split()
-        for line in subprocess.run(
+def load_images(paths: Paths, archives: Sequence[str], say: Callable[[str], None]) -> None:
+    """Make containerd hold exactly these images of the project: import each archive unless
+    its manifest is there already, then remove the project's images (`localhost/t9k/...`) of
+    older recipes, whose layers containerd's garbage collector then frees: a rebuilt 6 GB
+    training image does not pile up."""
+    ctr = _ctr(paths)
+
+    def listing() -> dict[str, str]:
+        rows = subprocess.run(
             [*ctr, "images", "ls"], capture_output=True, text=True, check=False
         ).stdout.splitlines()[1:]
-    ]
-    digests = {row[0]: row[2] for row in rows if len(row) > 2}
-    kept = {digests[ref] for ref in keep if ref in digests}
+        return {row.split()[0]: row.split()[2] for row in rows if len(row.split()) > 2}
+
+    present = listing()
+    kept: set[str] = set()
+    for archive in archives:
+        name, digest = _archive_manifest(archive)
+        kept.add(digest)
+        if present.get(name) == digest:
+            continue
+        start = time.monotonic()
+        say(f"importing {name} into containerd (once per image recipe)")
+        _check([*ctr, "images", "import", archive])
+        say(f"imported {name} in {time.monotonic() - start:.0f}s")
     # kubelet also names each image by its id (`sha256:...`): those go with their image
     stale = sorted(
         ref
-        for ref, digest in digests.items()
+        for ref, digest in listing().items()
         if ref.startswith(("localhost/t9k/", "sha256:")) and digest not in kept
     )
     if stale:
         _check([*ctr, "images", "rm", "--sync", *stale])
         named = [ref for ref in stale if not ref.startswith("sha256:")]
         say(f"removed images of older recipes: {', '.join(named) or ', '.join(stale)}")
-
-
-def import_archive(ctr: list[str], archive: str, say: Callable[[str], None]) -> None:
-    """Import an OCI archive unless containerd has its manifest already."""
-    import tarfile
-
-    with tarfile.open(archive) as tf:
-        fh = tf.extractfile("index.json")
-        index = json.load(fh) if fh else {}
-    manifest = index["manifests"][0]
-    name = manifest["annotations"]["io.containerd.image.name"]
-    listing = subprocess.run(
-        [*ctr, "images", "ls"], capture_output=True, text=True, check=False
-    ).stdout
-    if any(
-        line.split()[:1] == [name] and manifest["digest"] in line for line in listing.splitlines()
-    ):
-        return
-    start = time.monotonic()
-    say(f"importing {name} into containerd (once per image recipe)")
-    _check([*ctr, "images", "import", archive])
-    say(f"imported {name} in {time.monotonic() - start:.0f}s")
 
 
 def _owner_file() -> Path:
@@ -981,7 +948,7 @@ def down(
             _stop(by_name[name], 10)
     containerd = by_name.get("containerd")
     if containerd is not None and containerd.alive():
-        ctr = ["ctr", "--address", str(paths.socket), "--namespace", "k8s.io"]
+        ctr = _ctr(paths)
         for task in _run_text([*ctr, "tasks", "ls", "-q"]).split():
             _run_text([*ctr, "tasks", "kill", "--signal", "SIGKILL", task])
         _stop(containerd, 10)
@@ -1012,22 +979,6 @@ def down(
         while (diff := host_differences(before, host_snapshot())) and time.monotonic() < deadline:
             time.sleep(0.5)
         problems += diff
-    with contextlib.suppress(OSError):
-        if _owner_file().read_text().strip() == str(state_dir.parent):
-            _owner_file().unlink()
+    _owner_file().unlink(missing_ok=True)  # ours: `mine` was checked above
     say("real node stopped" + ("" if problems else "; the host is as it was"))
     return problems
-
-
-@contextlib.contextmanager
-def _nothing() -> Iterator[None]:
-    yield
-
-
-def main() -> int:
-    print(json.dumps(host_snapshot(), indent=1))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

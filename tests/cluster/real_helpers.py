@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -175,9 +174,3 @@ def cli(
         timeout=timeout,
         check=False,
     )
-
-
-def json_lines(text: str, prefix: str) -> list[Any]:
-    return [
-        json.loads(line[len(prefix) :]) for line in text.splitlines() if line.startswith(prefix)
-    ]
