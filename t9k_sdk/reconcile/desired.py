@@ -398,22 +398,29 @@ class GenericJobRules(KindRules):
                 return str(ports[m.group(1)])
             return None
 
+        # One scan: every search starts where the last one ended, so a string is read once
+        # however many `$` or unclosed `$(` it holds (a `$(` with no `)` after it means no later
+        # one has one either: the rest is kept as it is, as the kubelet keeps it).
         out: list[str] = []
         i = 0
-        while i < len(text):
-            if text.startswith("$$", i):
+        while (dollar := text.find("$", i)) != -1:
+            out.append(text[i:dollar])
+            after = text[dollar + 1 : dollar + 2]
+            if after == "$":
                 out.append("$$")
-                i += 2
-                continue
-            if text.startswith("$(", i):
-                close = text.find(")", i + 2)
-                if close != -1:
-                    expanded = value(text[i + 2 : close])
-                    out.append(text[i : close + 1] if expanded is None else expanded)
-                    i = close + 1
-                    continue
-            out.append(text[i])
-            i += 1
+                i = dollar + 2
+            elif after == "(":
+                close = text.find(")", dollar + 2)
+                if close == -1:
+                    i = dollar
+                    break
+                expanded = value(text[dollar + 2 : close])
+                out.append(text[dollar : close + 1] if expanded is None else expanded)
+                i = close + 1
+            else:
+                out.append("$")
+                i = dollar + 1
+        out.append(text[i:])
         return "".join(out)
 
     def pod(self, slot: Slot, mode: Mode) -> Manifest:
