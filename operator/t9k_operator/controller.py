@@ -413,7 +413,8 @@ class Controller:
         return self.execute(key, job, plan)
 
     def _observe(self, key: JobKey, job: Manifest) -> Observed:
-        """The job's children from the caches (by controller uid, never by name or label), plus
+        """The job's children from the caches (by namespace and controller uid, never by name or
+        label), plus
         what the core must know about: refused writes, and foreign objects holding child names
         (read again from the API server, since the caches only hold objects with our labels)."""
         meta = o.meta(job)
@@ -421,7 +422,7 @@ class Controller:
         foreign = self._refresh_foreign(key, uid)
 
         def observed(resource: Resource) -> tuple[Manifest, ...]:
-            mine = self.children[resource.kind].store.owned_by(uid)
+            mine = self.children[resource.kind].store.owned_by(key[1], uid)
             return (*mine, *foreign.get(resource.kind, ()))
 
         secrets = observed(SECRETS)

@@ -86,23 +86,26 @@ def _interned(value: Any) -> Any:
 
 
 class Store:
-    """A thread-safe cache of objects by (namespace, name), indexed by controller owner uid."""
+    """A thread-safe cache of objects by (namespace, name), indexed by (namespace, controller
+    owner uid): an object counts as a job's child only in the job's own namespace, as
+    controller-runtime and the batch/v1 Job controller list them. An ownerReference is written
+    by whoever creates the object, so one in another namespace proves nothing."""
 
     def __init__(self, trim: Callable[[Manifest], Manifest] | None = None) -> None:
         self._trim = trim
         """Applied to each object before it is kept (the operator keeps only what it reads)."""
         self._lock = threading.Lock()
         self._objects: dict[ObjectKey, Manifest] = {}
-        self._by_owner: dict[str, set[ObjectKey]] = {}
+        self._by_owner: dict[ObjectKey, set[ObjectKey]] = {}
 
     def get(self, namespace: str, name: str) -> Manifest | None:
         with self._lock:
             return self._objects.get((namespace, name))
 
-    def owned_by(self, uid: str) -> list[Manifest]:
-        """Objects whose controller owner reference has this uid."""
+    def owned_by(self, namespace: str, uid: str) -> list[Manifest]:
+        """Objects in `namespace` whose controller owner reference has this uid."""
         with self._lock:
-            return [self._objects[k] for k in sorted(self._by_owner.get(uid, ()))]
+            return [self._objects[k] for k in sorted(self._by_owner.get((namespace, uid), ()))]
 
     def objects(self) -> list[Manifest]:
         with self._lock:
@@ -133,7 +136,7 @@ class Store:
             self._objects[key] = obj
             uid = controller_uid(obj)
             if uid is not None:
-                self._by_owner.setdefault(uid, set()).add(key)
+                self._by_owner.setdefault((key[0], uid), set()).add(key)
             return old
 
     def remove(self, obj: Mapping[str, Any]) -> Manifest | None:
@@ -146,11 +149,11 @@ class Store:
     def _unindex(self, key: ObjectKey, old: Manifest | None) -> None:
         uid = controller_uid(old) if old is not None else None
         if uid is not None:
-            keys = self._by_owner.get(uid)
+            keys = self._by_owner.get((key[0], uid))
             if keys is not None:
                 keys.discard(key)
                 if not keys:
-                    del self._by_owner[uid]
+                    del self._by_owner[(key[0], uid)]
 
     def replace(
         self, items: Iterable[Manifest]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -119,9 +119,16 @@ class _Pass:
         # Ownership is the controller owner reference's uid, never a name or a label: anything
         # else is foreign, and is never counted, changed, deleted or mounted.
         self.uid = job.metadata.uid or ""
+        # Only the job's own namespace holds its children (and the names they need): whatever
+        # the shell hands over from another one is not looked at, whoever it names as owner.
+        namespace = job.metadata.namespace or ""
+
+        def here(objs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+            return [x for x in objs if not namespace or o.meta(x).namespace in ("", namespace)]
+
         self.foreign: list[tuple[str, Mapping[str, Any]]] = []
         self.pods: dict[str, PodView] = {}
-        for p in observed.pods:
+        for p in here(observed.pods):
             if not ownership.owned_by(p, self.uid):
                 self.foreign.append(("Pod", p))
                 continue
@@ -135,7 +142,7 @@ class _Pass:
             ("PodGroup", observed.pod_groups),
         ):
             mine = self.others_by_kind.setdefault(kind, [])
-            for obj in objs:
+            for obj in here(objs):
                 if ownership.owned_by(obj, self.uid):
                     mine.append(obj)
                 else:

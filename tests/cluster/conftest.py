@@ -24,12 +24,9 @@ where it is an error. Every test in this directory is marked `cluster` by tests/
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
 import subprocess
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -37,7 +34,7 @@ import pytest
 from kubernetes import client, config
 
 from tests.cluster.e2e_helpers import E2E, Jobs, pod_history
-from tests.cluster.kube_helpers import Cluster
+from tests.cluster.kube_helpers import Cluster, fresh_namespace
 from tests.cluster.operator_helpers import Operator, launch_operators
 from tests.cluster.real_helpers import RealNode, base_image, train_image
 from tools import cluster as cluster_tool
@@ -128,19 +125,9 @@ def core_v1(api_client: client.ApiClient) -> client.CoreV1Api:
     return client.CoreV1Api(api_client)
 
 
-@contextlib.contextmanager
-def _fresh_namespace(core_v1: client.CoreV1Api, label: str) -> Iterator[str]:
-    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:40].strip("-")
-    name = f"t-{slug}-{uuid.uuid4().hex[:6]}"
-    core_v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-    yield name
-    # The namespace controller deletes what is left in it; nothing waits for that.
-    core_v1.delete_namespace(name, propagation_policy="Background")
-
-
 @pytest.fixture
 def namespace(request: pytest.FixtureRequest, core_v1: client.CoreV1Api) -> Iterator[str]:
-    with _fresh_namespace(core_v1, request.node.name) as name:
+    with fresh_namespace(core_v1, request.node.name) as name:
         yield name
 
 
@@ -169,7 +156,7 @@ def e2e(
     label = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
     log_dir = tmp_path_factory.mktemp("operator")
     with (
-        _fresh_namespace(core_v1, label) as name,
+        fresh_namespace(core_v1, label) as name,
         launch_operators(kubeconfig, name, log_dir) as start,
         pod_history(api_client, name) as history,
     ):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import re
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -147,3 +150,14 @@ def request(api_client: client.ApiClient, method: str, path: str, **kwargs: Any)
         return response.data
     finally:
         response.release_conn()
+
+
+@contextlib.contextmanager
+def fresh_namespace(core_v1: client.CoreV1Api, label: str) -> Iterator[str]:
+    """A new namespace for `label` (a test's name), deleted afterwards."""
+    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")[:40].strip("-")
+    name = f"t-{slug}-{uuid.uuid4().hex[:6]}"
+    core_v1.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    yield name
+    # The namespace controller deletes what is left in it; nothing waits for that.
+    core_v1.delete_namespace(name, propagation_policy="Background")

@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from t9k_sdk import models
 from t9k_sdk.install import install_manifests
 from tests.cluster.e2e_helpers import (
     Jobs,
@@ -27,9 +28,10 @@ from tests.cluster.e2e_helpers import (
     finish,
     generic_job,
     replica,
+    restart_counts,
     stays,
 )
-from tests.cluster.kube_helpers import service_account_kubeconfig, wait_for
+from tests.cluster.kube_helpers import fresh_namespace, service_account_kubeconfig, wait_for
 from tests.cluster.operator_helpers import (
     Operator,
     create_job,
@@ -124,6 +126,79 @@ def test_a_planted_config_map_and_pod_with_our_labels_are_neither_used_nor_delet
     assert replicas.get("gp-w-0", {}).get("phase", "Creating") == "Creating"
     assert replicas.get("gp-w-0", {}).get("uid") != planted.metadata.uid
     assert status["aggregate"]["running"] == 0
+
+
+def test_objects_planted_in_another_namespace_with_the_jobs_uid_change_nothing(
+    jobs: Jobs, core_v1: client.CoreV1Api
+) -> None:
+    """A tenant who can read another namespace's jobs copies a victim's uid into objects of
+    their own namespace: our labels, the victim's child names, an ownerReference to its uid, a
+    pod that fails and objects the victim does not need. The victim's children stay as they
+    are, its job stays Running, and no restart or failure is counted."""
+    ns = jobs.namespace
+    jobs.create(deepspeed_job("victim", 2, service={"ports": [{"name": "ssh", "port": 22}]}))
+    jobs.wait_running("victim", {"victim-worker-0", "victim-worker-1"})
+    jobs.wait_phase("victim", "Running")
+    job = jobs.read("victim")
+    uid = job["metadata"]["uid"]
+    owner = client.V1OwnerReference(
+        api_version=models.API_VERSION, kind="DeepSpeedJob", name="victim", uid=uid, controller=True
+    )
+    selector = f"{OWNER_LABELS[1]}=victim"
+
+    def children() -> dict[tuple[str, str], str]:
+        found = {}
+        for kind, lister in (
+            ("ConfigMap", core_v1.list_namespaced_config_map),
+            ("Secret", core_v1.list_namespaced_secret),
+            ("Service", core_v1.list_namespaced_service),
+            ("Pod", core_v1.list_namespaced_pod),
+        ):
+            for obj in lister(ns, label_selector=selector).items:
+                found[(kind, obj.metadata.name)] = obj.metadata.uid
+        return found
+
+    before = children()
+    assert {k for k, _ in before} == {"ConfigMap", "Secret", "Service", "Pod"}, before
+
+    def meta(name: str) -> client.V1ObjectMeta:
+        return client.V1ObjectMeta(
+            name=name, labels=labels("DeepSpeedJob", "victim"), owner_references=[owner]
+        )
+
+    with fresh_namespace(core_v1, "tenant-b") as other:
+        for (kind, name), _uid in sorted(before.items()):
+            if kind == "ConfigMap":
+                core_v1.create_namespaced_config_map(
+                    other, client.V1ConfigMap(metadata=meta(name), data={"x": "y"})
+                )
+            elif kind == "Secret":
+                core_v1.create_namespaced_secret(other, client.V1Secret(metadata=meta(name)))
+            elif kind == "Service":
+                service = client.V1ServiceSpec(
+                    cluster_ip="None", ports=[client.V1ServicePort(port=1)]
+                )
+                core_v1.create_namespaced_service(
+                    other, client.V1Service(metadata=meta(name), spec=service)
+                )
+        for extra in ("victim-stale", "victim-worker-7"):
+            core_v1.create_namespaced_config_map(other, client.V1ConfigMap(metadata=meta(extra)))
+        failing = meta("victim-worker-0")
+        failing.annotations = finish(1, after="0s")
+        core_v1.create_namespaced_pod(
+            other,
+            client.V1Pod(
+                metadata=failing,
+                spec=client.V1PodSpec(containers=[client.V1Container(name="w", image="x")]),
+            ),
+        )
+        seen = stays(lambda: (children(), jobs.status("victim")), 6, interval=0.5)
+    for now, status in seen:
+        assert now == before  # nothing of the victim deleted, replaced or added
+        assert status["phase"] == "Running"
+        assert int(status.get("backoffCount") or 0) == 0
+        assert restart_counts(status) == {"worker": 0}
+    assert not {"ReplicaFailure", "Failed", "RestartingPod"} & set(jobs.reasons("victim"))
 
 
 def test_a_deepspeed_and_a_colossalai_job_of_one_name_never_share_children(

@@ -14,8 +14,10 @@ from t9k_operator.workqueue import Backoff
 from t9k_sdk._kube.resources import PODS, Resource
 
 
-def pod(name: str, rv: str, owner_uid: str | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": "ns", "resourceVersion": rv}
+def pod(
+    name: str, rv: str, owner_uid: str | None = None, namespace: str = "ns"
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "resourceVersion": rv}
     if owner_uid:
         meta["ownerReferences"] = [{"uid": owner_uid, "controller": True, "kind": "GenericJob"}]
     return {"metadata": meta}
@@ -221,11 +223,24 @@ def test_store_indexes_objects_by_their_controller_owner_uid() -> None:
     store.put(pod("b", "1", owner_uid="u1"))
     store.put(pod("c", "1", owner_uid="u2"))
     store.put(pod("d", "1"))
-    assert [p["metadata"]["name"] for p in store.owned_by("u1")] == ["a", "b"]
+    assert [p["metadata"]["name"] for p in store.owned_by("ns", "u1")] == ["a", "b"]
     store.put(pod("b", "2", owner_uid="u2"))  # adopted elsewhere
     store.remove(pod("a", "3"))
-    assert store.owned_by("u1") == []
-    assert [p["metadata"]["name"] for p in store.owned_by("u2")] == ["b", "c"]
+    assert store.owned_by("ns", "u1") == []
+    assert [p["metadata"]["name"] for p in store.owned_by("ns", "u2")] == ["b", "c"]
+
+
+def test_an_ownerreference_in_another_namespace_makes_no_child() -> None:
+    """A tenant who knows another job's uid writes it into objects of their own namespace:
+    they are not that job's children (its store lookup is by namespace and uid)."""
+    store = Store()
+    store.put(pod("victim-worker-0", "1", owner_uid="u1", namespace="team-a"))
+    store.put(pod("victim-worker-0", "2", owner_uid="u1", namespace="tenant-b"))
+    store.put(pod("victim-worker-1", "3", owner_uid="u1", namespace="tenant-b"))
+    assert [o["metadata"]["namespace"] for o in store.owned_by("team-a", "u1")] == ["team-a"]
+    assert len(store.owned_by("tenant-b", "u1")) == 2
+    store.remove(pod("victim-worker-0", "4", namespace="tenant-b"))
+    assert [o["metadata"]["name"] for o in store.owned_by("team-a", "u1")] == ["victim-worker-0"]
 
 
 def test_store_keeps_objects_without_managed_fields() -> None:

@@ -127,6 +127,36 @@ def test_foreign_objects_with_names_the_job_does_not_need_are_ignored() -> None:
     assert "demo-worker-7" not in {r["name"] for t in sim.status["tasks"] for r in t["replicas"]}
 
 
+def test_objects_of_another_namespace_are_not_the_jobs_whatever_owner_they_name() -> None:
+    """A tenant plants, in their own namespace, a Failed pod named like the victim's worker and
+    a ConfigMap, both with our labels and an ownerReference to the victim job's uid. Even if the
+    shell handed them over, the core neither counts the pod nor deletes the ConfigMap."""
+    sim = Sim(gj(workers=1, service={"ports": [{"name": "http", "port": 80}]}))
+    sim.settle()
+    sim.run()
+    sim.settle()
+    assert sim.phase == "Running"
+    owner = ("GenericJob", "demo", "job-uid")
+    planted_pod = foreign("Pod", "demo-worker-0", owner, status={"phase": "Failed"})
+    planted_pod["metadata"]["namespace"] = "tenant-b"
+    planted_cm = foreign("ConfigMap", "demo-unneeded", owner, data={})
+    planted_cm["metadata"]["namespace"] = "tenant-b"
+    own_pod = sim.pods["demo-worker-0"]
+    sim.others[("ConfigMap", "demo-unneeded")] = planted_cm
+    plan = reconcile(
+        sim.job,
+        Observed(
+            pods=(own_pod, planted_pod),
+            services=tuple(o for (k, _), o in sim.others.items() if k == "Service"),
+            config_maps=(planted_cm,),
+        ),
+        now=sim.now,
+    )
+    assert plan.delete == ()
+    assert plan.create == ()
+    assert plan.status is None or plan.status["phase"] == "Running"
+
+
 def test_a_child_that_lost_its_owner_is_not_adopted_deleted_or_updated() -> None:
     """A GenericJob's service whose owner reference now names another uid: left alone."""
     job = gj(workers=1, service={"ports": [{"name": "http", "port": 80}]})
