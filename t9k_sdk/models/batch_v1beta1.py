@@ -948,15 +948,19 @@ class GenericJobList(K8sModel):
 # ---------------------------------------------------------------------------------------------
 
 
-_ABSOLUTE_PATH = re.compile(r"/[^\x00-\x20\x7f]*")
+_ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._/+@,:-]*")
+"""The characters OpenSSH's configuration files and the launch scripts carry as they are: no
+quotes (ssh_config would unquote them), no `%` or `${` (ssh expands them as tokens), no `$`,
+backslash, `#`, glob characters, spaces or controls."""
 
 
 def _absolute_path(value: str) -> str:
     if not _ABSOLUTE_PATH.fullmatch(value):
         raise PydanticCustomError(
             "t9k_path",
-            "must be an absolute path without spaces or control characters (it is written into"
-            f" the ssh and sshd configuration); got {value!r}",
+            "must be an absolute path of letters, digits and . _ / + @ , : - only (it is written"
+            " into the ssh and sshd configuration, which would read quotes, %, $ and spaces"
+            f" as syntax); got {value!r}",
         )
     return value
 
@@ -969,7 +973,7 @@ AbsolutePath = Annotated[
         {"type": "string", "pattern": f"^{_ABSOLUTE_PATH.pattern}$", "maxLength": MAX_PATH_LENGTH}
     ),
 ]
-"""An absolute path that is safe to write into a configuration file: no whitespace, no controls."""
+"""An absolute path that ssh_config, sshd's options and the launch scripts carry unchanged."""
 
 
 class SSHConfig(K8sModel):
