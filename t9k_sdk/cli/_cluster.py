@@ -45,10 +45,12 @@ from t9k_sdk.cli._format import (
     Cell,
     Painter,
     colour_wanted,
+    for_terminal,
     job_row,
     parse_duration,
     render_table,
     table_headers,
+    visible,
 )
 from t9k_sdk.client.diagnosis import Finding, PodInfo
 from t9k_sdk.client.errors import ClientError, UnknownKindError, WaitError, WaitTimeoutError
@@ -212,7 +214,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
                 continue
             if live != merged:
                 differs = True
-                sys.stdout.write(_diff_text(_ref(item.job), live, merged))
+                sys.stdout.write(for_terminal(_diff_text(_ref(item.job), live, merged)))
     if failed:
         return EXIT_DIFF_ERROR
     return EXIT_DIFF if differs else EXIT_OK
@@ -333,6 +335,7 @@ def _pad_row(row: Sequence[Cell], widths: Sequence[int], paint: Painter) -> str:
     out = []
     for i, cell in enumerate(row):
         text, style = (cell, None) if isinstance(cell, str) else cell
+        text = visible(text, one_line=True)
         pad = "" if i == len(row) - 1 else " " * max(0, widths[i] - len(text))
         out.append(paint(text, style) + pad)
     return "   ".join(out).rstrip()
@@ -619,7 +622,9 @@ def _cmd_logs(args: argparse.Namespace) -> int:
                     continue
                 printed += 1
                 colour = colours.setdefault(line.replica, next(cycle))
-                sys.stdout.write(f"{paint(f'[{line.replica}]', colour)} {line.text}\n")
+                prefix = paint(f"[{line.replica}]", colour)
+                text = line.text if args.raw else visible(line.text)
+                sys.stdout.write(f"{for_terminal(prefix)} {text}\n")
                 if args.follow:
                     sys.stdout.flush()
         finally:
@@ -952,7 +957,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "that do not exist yet, read a restarted replica's new pod from its start, and stop\n"
         "when the job has finished. --tail applies to the logs that exist when reading starts.\n"
         "Messages about the logs themselves (e.g. a node whose kubelet cannot be reached) go to\n"
-        "standard error.\n\n" + _KINDS_HELP,
+        "standard error. Control characters in the logs (terminal escapes, carriage returns)\n"
+        "are shown as escapes such as \\x1b; --raw writes them as they are.\n\n" + _KINDS_HELP,
         "  t9k-sdk logs gj mnist\n  t9k-sdk logs dj bert -f\n"
         "  t9k-sdk logs gj mnist --type worker --index 1 --tail 100",
         _cmd_logs,
@@ -964,6 +970,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     p.add_argument("-f", "--follow", action="store_true", help="keep following until the job ends")
     p.add_argument("--tail", type=int, metavar="N", help="only the last N lines of each log")
     p.add_argument("--timestamps", action="store_true", help="prefix each line with its time")
+    p.add_argument(
+        "--raw",
+        action="store_true",
+        help="write the processes' bytes as they are, terminal escapes included (trust the job)",
+    )
 
     for name, what in (
         ("pause", "pause a job: its pods are deleted until it is resumed"),

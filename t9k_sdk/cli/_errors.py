@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from t9k_sdk import codecs
+from t9k_sdk.cli._format import for_terminal
 
 __all__ = [
     "DIFF_EXIT_CODES",
@@ -116,18 +117,19 @@ class UsageError(Exception):
 
 
 def say(message: str = "", stream: TextIO | None = None) -> None:
-    """A line on standard output (or `stream`), flushed."""
-    print(message, file=stream or sys.stdout, flush=True)
+    """A line on standard output (or `stream`), flushed; control characters from the cluster
+    shown as escapes (`_format.for_terminal`)."""
+    print(for_terminal(message), file=stream or sys.stdout, flush=True)
 
 
 def error(message: str) -> None:
     """`t9k-sdk: error: MESSAGE` on standard error."""
-    print(f"t9k-sdk: error: {message}", file=sys.stderr, flush=True)
+    print(for_terminal(f"t9k-sdk: error: {message}"), file=sys.stderr, flush=True)
 
 
 def warn(message: str) -> None:
     """`t9k-sdk: warning: MESSAGE` on standard error."""
-    print(f"t9k-sdk: warning: {message}", file=sys.stderr, flush=True)
+    print(for_terminal(f"t9k-sdk: warning: {message}"), file=sys.stderr, flush=True)
 
 
 def print_data(payload: Any, output: str) -> None:

@@ -1,13 +1,16 @@
-"""Text for people (pure): durations, tables, colour; the command line's alone.
+"""Text for people (pure): durations, tables, colour, and what may reach a terminal; the
+command line's alone.
 
 parse_duration("1h30m") -> 5400.0
 render_table(["NAME", "PHASE"], [["mnist", ("Running", "blue")]], Painter(True))
+for_terminal("evil\\x1b]0;title\\x07") shows "evil\\\\x1b]0;title\\\\x07"
 """
 
 from __future__ import annotations
 
 import os
 import re
+import secrets
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -20,10 +23,52 @@ __all__ = [
     "Cell",
     "Painter",
     "colour_wanted",
+    "for_terminal",
     "job_row",
     "parse_duration",
     "render_table",
+    "visible",
 ]
+
+# -- what reaches the terminal -----------------------------------------------------------------
+#
+# Names, messages, Events, termination messages and logs are written by whoever can write to the
+# cluster. Printed as they are, ESC sequences in them would move the cursor, rewrite the window
+# title (OSC 0), set the clipboard (OSC 52) or hide text: the bug class of kubectl's
+# CVE-2021-25743. Every line the CLI prints for people therefore goes through `for_terminal`,
+# which shows each control character as an escape (`\x1b`, `\x9b`, `\u202e`). The CLI's own
+# colours are the one exception: the Painter marks them with a random per-process nonce that
+# nothing outside this process can know, and `for_terminal` turns only those marks into colour.
+
+_INVISIBLE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+"""C0 controls but tab and newline, DEL, C1 controls (CSI is U+009B), and the characters that
+reorder or break the text shown (bidirectional marks, overrides and isolates, line separators)."""
+_LINE_BREAKS = re.compile(r"[\t\n]")
+_NONCE = secrets.token_hex(8)
+_MARK = re.compile(f"\x00{_NONCE}:([0-9;]*)\x00")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def visible(text: str, *, one_line: bool = False) -> str:
+    """`text` with every control character shown as an escape (`\\x1b`); with `one_line`, tabs
+    and newlines too (a table cell)."""
+    out = _INVISIBLE.sub(_escape, text)
+    return _LINE_BREAKS.sub(_escape, out) if one_line else out
+
+
+def for_terminal(text: str) -> str:
+    """`text` as it may be printed: the Painter's colours, and nothing else, as escapes."""
+    if "\x00" not in text:
+        return visible(text)
+    parts = _MARK.split(text)  # data, codes, data, codes, ..., data
+    return "".join(visible(part) if i % 2 == 0 else f"\033[{part}m" for i, part in enumerate(parts))
+
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h|d)")
@@ -85,16 +130,20 @@ def colour_wanted(stream: TextIO) -> bool:
 
 
 class Painter:
-    """Wraps text in ANSI colours when enabled; returns it unchanged otherwise."""
+    """Marks text for colour when enabled (`for_terminal` makes the marks ANSI colours);
+    returns it unchanged otherwise. The text itself is shown with `visible`."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
 
     def __call__(self, text: str, style: str | None) -> str:
+        text = visible(text, one_line=True)
         if not self.enabled or not style or not text:
             return text
         codes = ";".join(_CODES[s] for s in style.split() if s in _CODES)
-        return f"\033[{codes}m{text}\033[0m" if codes else text
+        if not codes:
+            return text
+        return f"\x00{_NONCE}:{codes}\x00{text}\x00{_NONCE}:0\x00"
 
 
 Cell = str | tuple[str, str | None]
@@ -107,7 +156,9 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], paint: 
     Widths are measured on the plain text, so colour never shifts the columns. Trailing spaces
     are stripped. An empty `rows` gives just the header.
     """
-    plain = [[c if isinstance(c, str) else c[0] for c in row] for row in rows]
+    plain = [
+        [visible(c if isinstance(c, str) else c[0], one_line=True) for c in row] for row in rows
+    ]
     widths = [len(h) for h in headers]
     for row in plain:
         for i, text in enumerate(row):
@@ -118,7 +169,7 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], paint: 
         for i, (cell, text) in enumerate(zip(cells_in, texts, strict=True)):
             style = None if isinstance(cell, str) else cell[1]
             pad = "" if i == len(cells_in) - 1 else " " * (widths[i] - len(text))
-            cells.append(paint(text, style) + pad)
+            cells.append((paint(text, style) if style else text) + pad)
         lines.append("   ".join(cells).rstrip())
     return "\n".join(lines)
 

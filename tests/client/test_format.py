@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -11,10 +12,12 @@ from t9k_sdk import DeepSpeedJob, Elastic, GenericJob, Replica, codecs, models
 from t9k_sdk.cli._format import (
     Painter,
     colour_wanted,
+    for_terminal,
     job_row,
     parse_duration,
     render_table,
     table_headers,
+    visible,
 )
 from t9k_sdk.client.errors import UnknownKindError
 from t9k_sdk.client.format import human_age
@@ -82,9 +85,40 @@ def test_tables_align_columns_three_spaces_apart() -> None:
 
 def test_colour_does_not_shift_the_columns() -> None:
     plain = render_table(["A", "B"], [[("Running", "blue"), "x"]], Painter(False))
-    coloured = render_table(["A", "B"], [[("Running", "blue"), "x"]], Painter(True))
+    coloured = for_terminal(render_table(["A", "B"], [[("Running", "blue"), "x"]], Painter(True)))
     assert "\033[34mRunning\033[0m" in coloured
     assert coloured.replace("\033[34m", "").replace("\033[0m", "") == plain
+
+
+OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (OSC52, "\\x1b]52;c;ZWNobyBwd25lZA==\\x07"),
+        ("\x1b]0;title\x07", "\\x1b]0;title\\x07"),
+        ("\x9b2J", "\\x9b2J"),  # the 8-bit CSI
+        ("a\rb\x00\x7f", "a\\x0db\\x00\\x7f"),
+        ("abc\u202efed", "abc\\u202efed"),  # right-to-left override
+        ("two\nlines\tand a tab, caf\u00e9 \u4e2d", "two\nlines\tand a tab, caf\u00e9 \u4e2d"),
+    ],
+)
+def test_control_characters_from_the_cluster_are_shown_as_escapes(text: str, shown: str) -> None:
+    assert visible(text) == shown
+    assert for_terminal(text) == shown
+
+
+def test_a_table_cell_stays_on_one_line_and_a_tenant_cannot_forge_the_cli_colours() -> None:
+    cells = [[("Fail\x1b[32med", "red"), "line\nbreak\tx"], ["ok", OSC52]]
+    out = for_terminal(render_table(["PHASE", "MESSAGE"], cells, Painter(True)))
+    assert out.count("\n") == 2  # header and two rows
+    assert "\x1b[31mFail\\x1b[32med\x1b[0m" in out  # the tenant's colour code is text
+    assert "line\\x0abreak\\x09x" in out
+    assert re.sub(r"\x1b\[(31|0)m", "", out).count("\x1b") == 0
+    # the Painter's marks are made with a nonce no text from the cluster can know
+    forged = "\x00" + "0" * 16 + ":31\x00" + "x"
+    assert "\x1b" not in for_terminal(forged)
 
 
 class Tty(io.StringIO):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from kubernetes import client as k8s
 
 from t9k_sdk import codecs, models
 from t9k_sdk.cli import main
@@ -22,7 +24,7 @@ from tests.cluster.client_helpers import (
     generic_job,
     operator_fixture,  # noqa: F401  (fixture `operator`)
 )
-from tests.cluster.kube_helpers import wait_for
+from tests.cluster.kube_helpers import REASON, wait_for
 
 Cli = Callable[..., tuple[int, str, str]]
 """`cli("get", "gj")` runs `t9k-sdk get gj` on the test's namespace: (exit status, out, err)."""
@@ -330,3 +332,66 @@ def test_client_methods_take_the_job_object_given_to_apply(client: Client) -> No
     with pytest.raises(JobNotFoundError):
         client.get(builder)
     client.delete(wire)
+
+
+# What a tenant who can write to the namespace can put into text the CLI prints: an OSC 52
+# (set the clipboard), an OSC 0 (window title), a CSI that clears the screen, an 8-bit CSI and a
+# right-to-left override.
+HOSTILE = "\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b]0;owned\x07\x1b[2J\x9b31m\u202edone"
+SHOWN = "\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b]0;owned\\x07\\x1b[2J\\x9b31m\\u202edone"
+
+
+def _no_terminal_controls(text: str) -> None:
+    bad = sorted({c for c in text if (ord(c) < 32 and c not in "\n") or 0x7F <= ord(c) <= 0x9F})
+    assert not {c for c in bad if c != "\x1b"}, bad
+    # the CLI's own colours are the only escapes left: ESC [ digits ; m
+    assert re.sub(r"\x1b\[[0-9;]*m", "", text).count("\x1b") == 0, text
+    assert "\u202e" not in text
+
+
+@pytest.mark.usefixtures("operator")
+def test_text_from_the_cluster_reaches_the_terminal_with_its_controls_escaped(
+    cli: Cli,
+    client: Client,
+    core_v1: k8s.CoreV1Api,
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    annotations = {**FAILS, REASON: "Error" + HOSTILE}
+    client.apply(codecs.from_manifest(generic_job("esc", replicas=1, annotations=annotations)))
+    wait_for(
+        lambda: client.get("gj", "esc").status,
+        lambda s: s is not None and s.phase is not None and s.phase.value == "Failed",
+        "the job failed",
+        60,
+    )
+    job = client.get("gj", "esc")
+    core_v1.create_namespaced_event(
+        namespace,
+        k8s.CoreV1Event(
+            metadata=k8s.V1ObjectMeta(name="esc.planted"),
+            involved_object=k8s.V1ObjectReference(
+                api_version=models.API_VERSION,
+                kind="GenericJob",
+                name="esc",
+                namespace=namespace,
+                uid=job.metadata.uid,
+            ),
+            reason="Planted" + HOSTILE,
+            message="look" + HOSTILE,
+            type="Warning",
+            count=1,
+        ),
+    )
+    # colour on, as on a terminal: the CLI's own escapes are there, the tenant's are not
+    monkeypatch.setattr("t9k_sdk.cli._cluster.colour_wanted", lambda _stream: True)
+    code, out, err = cli("describe", "gj", "esc")
+    assert code == 0, err
+    _no_terminal_controls(out)
+    assert "\x1b[" in out  # the phase is coloured
+    assert "look" + SHOWN in out  # the planted Event's message, shown with its escapes visible
+    code, out, _ = cli("get", "gj")
+    assert code == 0
+    _no_terminal_controls(out)
+    code, out, err = cli("wait", "gj", "esc", "--for", "phase=Failed", "--timeout", "10s")
+    _no_terminal_controls(out + err)

@@ -227,6 +227,14 @@ def test_the_logs_command_prints_prefixed_lines_and_reports_kwok_nodes(
     assert main(["logs", "gj/cl", "--type", "worker", "--index", "1", *common]) == 0
     out, _ = capsys.readouterr()
     assert out == "[worker-1] cl-worker-1 says hi\n"
+    # a process's terminal escapes are shown, not obeyed, unless --raw asks for the bytes
+    log_node.kubelet.script = lambda req: (["\x1b]52;c;cHduZWQ=\x07 50%\r100%"], False)
+    assert main(["logs", "gj/cl", "--type", "worker", "--index", "0", *common]) == 0
+    out, _ = capsys.readouterr()
+    assert out == "[worker-0] \\x1b]52;c;cHduZWQ=\\x07 50%\\x0d100%\n"
+    assert main(["logs", "gj/cl", "--type", "worker", "--index", "0", "--raw", *common]) == 0
+    out, _ = capsys.readouterr()
+    assert out == "[worker-0] \x1b]52;c;cHduZWQ=\x07 50%\r100%\n"
     assert main(["logs", "gj", "kwok", *common]) == 1
     out, err = capsys.readouterr()
     assert out == ""
