@@ -696,7 +696,13 @@ def render_inputs() -> str:
     from t9k_sdk.cli._sources import COMMANDS
 
     refused = "no (a named one is a usage error; a directory's are left out)"
-    python = {"yes": "yes", "no": refused, "flag": "only with `--python`"}
+    python = {
+        "yes": "yes",
+        "no": refused,
+        "flag": "only with `--python`",
+        "named": "a `*.py` file named as an argument; a directory's and modules only with"
+        " `--python`",
+    }
     lines = [
         INPUTS_BEGIN,
         "",

@@ -420,7 +420,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 def _cmd_plan(args: argparse.Namespace) -> int:
     from t9k_sdk.plan import plan_objects, plan_summary, plan_yaml
 
-    found = _sources.load_jobs(_sources.expand(args.paths, _sources.PLAN))
+    found = _sources.load_jobs(_sources.expand(args.paths, _sources.PLAN, python=args.python))
     for message in found.errors:
         error(message)
     if found.errors:
@@ -548,9 +548,11 @@ Show what the operator would create for each job, without a cluster: pods (with 
 as the operator rewrites them), services, the SSH secret, the hostfile config map and the
 PodGroup. It runs the operator's own functions on the job as if it had just been created.
 
-PATH is a YAML (or JSON) manifest file, - for standard input, a Python file or module
-defining jobs (as for `render`), or a directory: its *.yaml, *.yml and *.json files and the
-*.py files below it.
+PATH is a YAML (or JSON) manifest file, - for standard input, a Python file defining jobs
+(as for `render`: it runs as code), or a directory: its *.yaml, *.yml and *.json files.
+Python runs only where you ask for it: a *.py file you name, or with --python the *.py files
+below a directory and module names (`pkg.jobs`). Reviewing a pull request with
+`t9k-sdk plan DIR` therefore runs none of its code.
 """
 
 _CONVERT_HELP = """\
@@ -737,6 +739,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
     )
     plan.add_argument(
         "paths", nargs="+", metavar="PATH", help="a YAML file, -, a directory, or Python jobs"
+    )
+    plan.add_argument(
+        "--python",
+        action="store_true",
+        help="also import the *.py files below a directory, and module names; they run as code",
     )
     plan.add_argument(
         "-o",

@@ -5,18 +5,21 @@ An input argument is one of:
 * `-`: standard input, a YAML (or JSON) stream of manifests; at most once;
 * a file: `*.py` is a Python file defining jobs, anything else a YAML (or JSON) stream;
 * a directory: its `*.yaml`, `*.yml` and `*.json` files (not those of its subdirectories, as
-  `kubectl apply -f DIR`), and its `*.py` files at any depth (directories whose name starts with
-  `.` or `_` are skipped), each sorted by path; its kustomization file is skipped (with a note
-  when kustomize would build something else from the files);
+  `kubectl apply -f DIR`), and, where Python is taken, its `*.py` files at any depth
+  (directories whose name starts with `.` or `_` are skipped), each sorted by path; its
+  kustomization file is skipped (with a note when kustomize would build something else from
+  the files);
 * a module name importable from the current directory (`pkg.jobs`): Python.
 
-What each command accepts (`Accepts`):
+Python runs as code, so no command imports a file the user did not ask for. What each command
+accepts (`Accepts`):
 
     command                   manifests   Python
-    render                    no          yes
+    render                    no          yes (its input is Python: that is what it runs)
     validate, convert         yes         no (a usage error naming the argument)
-    plan                      yes         yes
-    apply, diff, delete -f    yes         only with --python (they run code)
+    plan                      yes         a named *.py file; directories' and modules only
+                                          with --python
+    apply, diff, delete -f    yes         only with --python
 
 Python sources are imported and every module-level job (builders, wire models, lists and tuples
 of them) is built. The same job reached twice is read once; two different jobs with the same
@@ -107,10 +110,16 @@ class Accepts:
     """The command, as messages name it."""
     manifests: bool = True
     """YAML (JSON) files, their directories and `-`."""
-    python: Literal["yes", "no", "flag"] = "yes"
-    """Python files and modules: always, never, or only with `--python` (they run as code)."""
+    python: Literal["yes", "no", "flag", "named"] = "yes"
+    """Python files and modules: always, never, only with `--python` (they run as code), or
+    `named`: a `*.py` file named on the command line, the rest only with `--python`."""
     no_python_hint: str = ""
     """For `python="no"`: what to do instead, in the usage error (`{arg}` is the argument)."""
+
+    @property
+    def file_flag(self) -> str:
+        """`-f ` where the command takes its inputs with -f (apply, diff, delete)."""
+        return "-f " if self.python == "flag" else ""
 
 
 RENDER = Accepts("render", manifests=False)
@@ -126,7 +135,7 @@ CONVERT = Accepts(
     no_python_hint="convert rewrites YAML manifests; Python jobs are written in the current"
     " schema by `t9k-sdk render {arg}`",
 )
-PLAN = Accepts("plan")
+PLAN = Accepts("plan", python="named")
 
 
 APPLY = Accepts("apply", python="flag")
@@ -147,7 +156,7 @@ COMMANDS: tuple[tuple[str, Accepts], ...] = (
 
 _PYTHON_FLAG_HINT = (
     "Python job files are executed as code, so {verb} runs them only when asked: add --python,"
-    " or render them first (`t9k-sdk render {arg} | t9k-sdk {verb} -f -`)"
+    " or render them first (`t9k-sdk render {arg} | t9k-sdk {verb} {f}-`)"
 )
 
 
@@ -204,7 +213,7 @@ def expand(args: Sequence[str], accepts: Accepts, *, python: bool = False) -> li
     the argument and what the command accepts, for one it does not take.
     """
     found: list[Input] = []
-    take_python = accepts.python == "yes" or (accepts.python == "flag" and python)
+    take_python = accepts.python == "yes" or (accepts.python in ("flag", "named") and python)
     for arg in args:
         path = Path(arg)
         if arg == "-":
@@ -226,7 +235,7 @@ def expand(args: Sequence[str], accepts: Accepts, *, python: bool = False) -> li
             py_files = _python_files(path)
             if take_python:
                 found.extend(PythonSource(str(p), p) for p in py_files)
-            elif py_files and accepts.python == "flag":
+            elif py_files and accepts.python in ("flag", "named"):
                 say(
                     f"note: skipped {len(py_files)} Python file(s) in {arg} (pass --python to"
                     " run them as job definitions)",
@@ -234,7 +243,8 @@ def expand(args: Sequence[str], accepts: Accepts, *, python: bool = False) -> li
                 )
         elif path.is_file():
             if path.suffix == ".py":
-                found.append(_python(arg, accepts, take_python, PythonSource(arg, path)))
+                take = take_python or accepts.python == "named"
+                found.append(_python(arg, accepts, take, PythonSource(arg, path)))
             elif accepts.manifests and is_kustomization(path):
                 raise UsageError(
                     f"{arg}: kustomize's file, not a job manifest; give its directory"
@@ -258,10 +268,10 @@ def expand(args: Sequence[str], accepts: Accepts, *, python: bool = False) -> li
             and _MODULE_NAME.fullmatch(arg)
             and path.suffix not in (".py", *MANIFEST_SUFFIXES)
         ):
-            if accepts.python == "flag" and not python:
+            if accepts.python in ("flag", "named") and not python:
                 raise UsageError(
                     f"{arg}: no such file (or a Python module name); "
-                    + _PYTHON_FLAG_HINT.format(verb=accepts.verb, arg=arg)
+                    + _PYTHON_FLAG_HINT.format(verb=accepts.verb, arg=arg, f=accepts.file_flag)
                 )
             found.append(PythonSource(arg))
         else:
@@ -278,7 +288,7 @@ def _skipped_kustomization(path: Path, files: Sequence[Path], accepts: Accepts) 
     (nothing is said for one that only lists the directory's files, as render writes it)."""
     differences = kustomization_differences(path, files)
     if differences:
-        flag = "-f " if accepts.python == "flag" else ""
+        flag = accepts.file_flag
         say(
             f"note: read the files of {path.parent} as they are, not as kustomize builds them"
             f" ({path.name}: {'; '.join(differences)}). To {accepts.verb} what kustomize"
@@ -293,7 +303,7 @@ def _python(arg: str, accepts: Accepts, take: bool, source: PythonSource) -> Pyt
         return source
     if accepts.python == "flag":
         raise UsageError(
-            f"{arg}: a Python file; " + _PYTHON_FLAG_HINT.format(verb=accepts.verb, arg=arg)
+            f"{arg}: a Python file; " + _PYTHON_FLAG_HINT.format(verb=accepts.verb, arg=arg, f=accepts.file_flag)
         )
     raise UsageError(f"{arg}: a Python file; " + accepts.no_python_hint.format(arg=arg))
 

@@ -67,7 +67,7 @@ OFFLINE: dict[str, tuple[list[str], list[str], Callable[[str], bool]]] = {
     "render": (["render"], [], lambda out: "name: mnist" in out),
     "validate": (["validate"], [], lambda out: "1 document valid" in out),
     "convert": (["convert"], [], lambda out: "name: mnist" in out),
-    "plan": (["plan"], [], lambda out: "mnist" in out),
+    "plan": (["plan"], ["--python"], lambda out: "mnist" in out),
     "apply": (
         ["apply", "--dry-run=client", "-f"],
         ["--python"],
@@ -88,6 +88,45 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+RUNS = """\
+import pathlib
+pathlib.Path("RAN").write_text(__file__)
+"""
+
+
+def test_reading_files_runs_no_python_the_user_did_not_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reviewing a pull request with `plan` (or validate, convert, apply --dry-run) runs none of
+    its code: a directory's *.py files and module names need --python; a typo that names a
+    missing file is not taken for a module name."""
+    monkeypatch.chdir(tmp_path)
+    pr = tmp_path / "pr"
+    (pr / "deep" / "er").mkdir(parents=True)
+    (pr / "job.yaml").write_text(MNIST)
+    (pr / "deep" / "er" / "evil.py").write_text(RUNS)
+    (tmp_path / "job.py").write_text(RUNS)  # what `job.yaml.orig` would import as a module
+    for argv in (
+        ["plan", str(pr)],
+        ["validate", str(pr)],
+        ["convert", str(pr)],
+        ["apply", "--dry-run=client", "-f", str(pr)],
+    ):
+        code, out, err = _run(capsys, *argv)
+        assert code == 0, (argv, err)
+        assert "mnist" in out or "valid" in out, (argv, out)
+        assert not (tmp_path / "RAN").exists(), argv
+    code, _out, err = _run(capsys, "plan", "job.yaml.orig")
+    assert code == 2
+    assert "job.yaml.orig: no such file" in err
+    assert "add --python" in err
+    assert not (tmp_path / "RAN").exists()
+    # asked for: a named file, or --python
+    code, _out, err = _run(capsys, "plan", str(pr), "--python")
+    assert (tmp_path / "RAN").read_text() == str(pr / "deep" / "er" / "evil.py")
+    assert code == 0, err
 
 
 @pytest.mark.parametrize("kind", [*MANIFEST_KINDS, *PYTHON_KINDS])
