@@ -29,6 +29,7 @@ from t9k_sdk.errors import InvalidYAMLError
 __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
+    "MAX_TEXT",
     "MAX_VALUES",
     "dump_documents",
     "iter_documents",
@@ -193,10 +194,12 @@ def dump_documents(documents: Iterable[Any]) -> str:
 #
 # * at most MAX_BYTES of input, UTF-8 (with or without a byte order mark);
 # * at most MAX_DEPTH nested collections;
-# * aliases are allowed (kubectl accepts them), but a document may hold at most MAX_VALUES values
-#   with every alias counted as a copy of what it refers to (a "billion laughs" file of a few
-#   hundred bytes would otherwise expand to billions), and an alias may not refer to a collection
-#   that contains it;
+# * aliases are allowed (kubectl accepts them), but a file (all its documents together) may hold
+#   at most MAX_VALUES values and MAX_TEXT characters of scalars with every alias counted as a
+#   copy of what it refers to (a "billion laughs" file of a few hundred bytes would otherwise
+#   expand to billions, and a 1 MiB string aliased 200,000 times to 200 GB), and an alias may not
+#   refer to a collection that contains it. The budget is the file's, not each document's: many
+#   documents each under it would add up to minutes of work;
 # * mapping keys are strings, and given once; values are strings, integers, finite floats,
 #   booleans, nulls, lists and mappings: no `!!set`, `!!binary`, `!!timestamp`, `!!python/...`
 #   (a date such as 2024-01-01 stays the string it is in Kubernetes).
@@ -211,7 +214,9 @@ MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 100
 """Most collections nested in one another in a document."""
 MAX_VALUES = 250_000
-"""Most values (scalars, lists, mappings) in one document, each alias counted as a copy."""
+"""Most values (scalars, lists, mappings) in one file, each alias counted as a copy."""
+MAX_TEXT = 2 * MAX_BYTES
+"""Most characters of scalars (keys and values) in one file, each alias counted as a copy."""
 
 _TAG = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = frozenset(
@@ -243,29 +248,52 @@ class _PyLoader(yaml.SafeLoader):
     yaml_implicit_resolvers = _Loader.yaml_implicit_resolvers
 
 
+class _Budget:
+    """What the documents of one file have used of MAX_VALUES and MAX_TEXT so far."""
+
+    def __init__(self) -> None:
+        self.values = 0
+        self.text = 0
+
+    def check(self, size: tuple[int, int], mark: Any) -> None:
+        """Raise if the documents so far plus `size` (values, characters) exceed the budget."""
+        values, text = self.values + size[0], self.text + size[1]
+        if values > MAX_VALUES:
+            raise InvalidYAMLError(
+                f"the file holds more than {MAX_VALUES:,} values (all documents together,"
+                f" aliases counted as copies): at least {values:,}",
+                **_at(mark),
+            )
+        if text > MAX_TEXT:
+            raise InvalidYAMLError(
+                f"the file holds more than {MAX_TEXT // (1024 * 1024)} MiB of text once its"
+                f" aliases are expanded (all documents together): at least {text:,} characters",
+                **_at(mark),
+            )
+
+    def spend(self, size: tuple[int, int]) -> None:
+        self.values += size[0]
+        self.text += size[1]
+
+
 class _Composer:
     """Builds the node tree of one document from parser events, checking the limits."""
 
-    def __init__(self, loader: _Loader | _PyLoader) -> None:
+    def __init__(self, loader: _Loader | _PyLoader, budget: _Budget) -> None:
         self.loader = loader
+        self.budget = budget
         self.anchors: dict[str, yaml.Node] = {}
-        self.sizes: dict[int, int] = {}  # id(node) -> values, aliases expanded
+        # id(node) -> (values, characters of scalars), aliases expanded
+        self.sizes: dict[int, tuple[int, int]] = {}
         self.open: set[int] = set()  # collections being composed (an alias to one is a cycle)
 
     def document(self) -> yaml.Node:
         self.loader.get_event()  # DocumentStartEvent
         node, size = self.node(1)
-        if size > MAX_VALUES:
-            raise self.too_many(size, node.start_mark)
+        self.budget.check(size, node.start_mark)
+        self.budget.spend(size)
         self.loader.get_event()  # DocumentEndEvent
         return node
-
-    def too_many(self, size: int, mark: Any) -> InvalidYAMLError:
-        return InvalidYAMLError(
-            f"the document holds more than {MAX_VALUES:,} values (aliases counted as copies):"
-            f" at least {size:,}",
-            **_at(mark),
-        )
 
     def tag(self, event: Any, kind: type[yaml.Node], value: str | None) -> str:
         tag: str | None = event.tag
@@ -282,7 +310,7 @@ class _Composer:
             )
         return tag
 
-    def node(self, depth: int) -> tuple[yaml.Node, int]:
+    def node(self, depth: int) -> tuple[yaml.Node, tuple[int, int]]:
         event: Any = self.loader.get_event()
         start: Any = event.start_mark
         if isinstance(event, yaml.AliasEvent):
@@ -317,7 +345,7 @@ class _Composer:
                 )
             end: Any = event.end_mark
             node = yaml.ScalarNode(tag, event.value, start, end, event.style)
-            size = 1
+            size = (1, len(event.value))
         elif isinstance(event, yaml.SequenceStartEvent):
             node = yaml.SequenceNode(
                 self.tag(event, yaml.SequenceNode, None),
@@ -343,29 +371,30 @@ class _Composer:
         self.sizes[id(node)] = size
         return node, size
 
-    def collection(self, node: yaml.Node, anchor: str | None, depth: int) -> int:
+    def collection(self, node: yaml.Node, anchor: str | None, depth: int) -> tuple[int, int]:
         if anchor is not None:
             self.anchors[anchor] = node
         self.open.add(id(node))
-        size = 1
+        values, text = 1, 0
         is_map = isinstance(node, yaml.MappingNode)
         end = yaml.MappingEndEvent if is_map else yaml.SequenceEndEvent
         seen: dict[str, yaml.Node] = {}
         while not self.loader.check_event(end):
-            child, n = self.node(depth + 1)
+            at = self.loader.peek_event().start_mark  # of an alias itself, not of its anchor
+            child, (n, t) = self.node(depth + 1)
             if is_map:
                 self.key(child, seen)
-                value, m = self.node(depth + 1)
+                at = self.loader.peek_event().start_mark
+                value, (m, u) = self.node(depth + 1)
                 node.value.append((child, value))
-                n += m
+                n, t = n + m, t + u
             else:
                 node.value.append(child)
-            size += n
-            if size > MAX_VALUES:
-                raise self.too_many(size, child.start_mark)
+            values, text = values + n, text + t
+            self.budget.check((values, text), at)
         node.end_mark = self.loader.get_event().end_mark
         self.open.discard(id(node))
-        return size
+        return values, text
 
     def key(self, key: yaml.Node, seen: dict[str, yaml.Node]) -> None:
         if isinstance(key, yaml.ScalarNode) and key.tag == _TAG + "merge":
@@ -429,10 +458,11 @@ def iter_documents(stream: str | bytes | TextIO) -> Iterable[Any]:
             raise InvalidYAMLError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
         text = stream.removeprefix("\ufeff")
     loader = _Loader(text)
+    budget = _Budget()
     try:
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(yaml.StreamEndEvent):
-            node = _Composer(loader).document()
+            node = _Composer(loader, budget).document()
             try:
                 yield loader.construct_document(node)
             except (ValueError, TypeError, yaml.YAMLError) as exc:
@@ -465,7 +495,7 @@ def _nesting_error(text: str) -> InvalidYAMLError:
     try:
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(yaml.StreamEndEvent):
-            _Composer(loader).document()
+            _Composer(loader, _Budget()).document()
     except InvalidYAMLError as exc:
         return exc
     except yaml.MarkedYAMLError as exc:
