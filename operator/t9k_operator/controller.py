@@ -33,6 +33,7 @@ import json
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -167,6 +168,11 @@ class _Expectations:
     absent: list[tuple[Resource, str, str, str]] = field(default_factory=list)
     """(resource, namespace, name, uid) deleted: must leave the cache, change uid, or show its
     deletionTimestamp (a graceful deletion takes the object's grace period)."""
+    created: list[tuple[Resource, str, str, str]] = field(default_factory=list)
+    """(resource, namespace, name, uid) created: must be in the cache, or have come and gone
+    already (someone deleted it at once: the watch showed its deletion). Without the second,
+    a child deleted right after its create held its job until the deadline (client-go's
+    expectations count the add event for the same reason)."""
 
 
 def _utcnow() -> datetime:
@@ -215,6 +221,9 @@ class Controller:
             for r in CHILD_RESOURCES
         }
         self._expect: dict[JobKey, _Expectations] = {}
+        # uids of children whose deletion the watches showed, the newest last (bounded): a
+        # child created and deleted before the next pass meets its create's expectation.
+        self._gone: OrderedDict[str, None] = OrderedDict()
         # What the next passes must show the core: refused writes, and foreign objects found
         # under a child's name (kept as metadata only, re-read each pass until they are gone).
         self._failures: dict[JobKey, dict[tuple[str, str, str], ChildFailure]] = {}
@@ -326,6 +335,11 @@ class Controller:
             self.queue.add(_job_key(obj))
 
     def _on_child(self, _type: str, new: Manifest | None, old: Manifest | None) -> None:
+        if new is None and old is not None and (uid := o.meta(old).uid):
+            with self._expect_lock:
+                self._gone[uid] = None
+                while len(self._gone) > _GONE_REMEMBERED:
+                    self._gone.popitem(last=False)
         keys = set()
         for obj in (new, old):
             if obj is None:
@@ -602,7 +616,8 @@ class Controller:
                         result, detail = tried
                         if result == "created":
                             self._forget_failure(key, "create", resource.kind, obj_name)
-                            expect.present.append((resource, namespace, obj_name, ""))
+                            uid = detail if isinstance(detail, str) else ""
+                            expect.created.append((resource, namespace, obj_name, uid))
                             done.add(f"create {what}")
                             did("create", what)
                         elif result == "exists":
@@ -639,7 +654,7 @@ class Controller:
                 if stop:
                     break
         finally:
-            if expect.present or expect.absent:
+            if expect.present or expect.absent or expect.created:
                 with self._expect_lock:
                     self._expect[key] = expect
 
@@ -717,8 +732,9 @@ class Controller:
         return list(self._pool.map(attempt, batch))
 
     def _attempt_create(self, namespace: str, job_uid: str, manifest: Manifest) -> _CreateOutcome:
-        """Create one child: "created", "exists" (ours already), "gone" (exists, then gone),
-        "refused" (with the ApiError), "foreign" (with the object holding the name)."""
+        """Create one child: "created" (with its uid), "exists" (ours already), "gone" (exists,
+        then gone), "refused" (with the ApiError), "foreign" (with the object holding the name).
+        """
         resource = _resource_of(manifest)
         obj_name = o.meta(manifest).name
         try:
@@ -728,7 +744,7 @@ class Controller:
                 raise
             return ("refused", err)
         if created is not None:
-            return ("created", None)
+            return ("created", o.meta(created).uid)
         existing = self.cluster.get(resource, namespace, obj_name)
         if existing is None:
             return ("gone", None)
@@ -766,6 +782,14 @@ class Controller:
             if cached is None or (before and resource_version(cached) == before):
                 self._requeue_at_deadline(key, expect)
                 return False
+        for resource, namespace, name, uid in expect.created:
+            cached = self._store(resource).get(namespace, name)
+            if cached is None:
+                with self._expect_lock:
+                    gone = uid in self._gone
+                if not gone:
+                    self._requeue_at_deadline(key, expect)
+                    return False
         for resource, namespace, name, uid in expect.absent:
             cached = self._store(resource).get(namespace, name)
             meta = o.meta(cached or {})
@@ -788,7 +812,9 @@ class Controller:
         return informer.store
 
 
-_CreateOutcome = tuple[str, "ApiError | Manifest | None"]
+_CreateOutcome = tuple[str, "ApiError | Manifest | str | None"]
+_GONE_REMEMBERED = 10_000
+"""How many deleted children's uids the controller remembers (enough for any pass's creates)."""
 
 
 def _create_key(manifest: Manifest) -> tuple[str, str]:

@@ -1,5 +1,10 @@
 """`/healthz` (the process serves requests), `/readyz` and `/metrics` over plain HTTP, for the
-kubelet probes and Prometheus."""
+kubelet probes and Prometheus.
+
+The server is reachable by anything that can reach the pod, so what one client can hold is
+bounded: at most `MAX_CONNECTIONS` connections are served at once (more are closed at once,
+without a thread), and a connection that sends nothing for `IDLE_TIMEOUT` seconds is closed.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +12,15 @@ import logging
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["Exposition", "HealthServer"]
+__all__ = ["IDLE_TIMEOUT", "MAX_CONNECTIONS", "Exposition", "HealthServer"]
+
+MAX_CONNECTIONS = 64
+"""Connections served at once; a probe or a scrape takes milliseconds."""
+IDLE_TIMEOUT = 5.0
+"""Seconds a connection may wait for the client's next bytes."""
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +75,15 @@ class HealthServer:
             send(handler, code, (text + "\n").encode(), "text/plain; charset=utf-8")
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = IDLE_TIMEOUT  # applied to the socket: an idle client is dropped
+
             def do_GET(self) -> None:
                 respond(self)
 
             def log_message(self, format: str, *args: object) -> None:
                 log.debug("%s " + format, self.address_string(), *args)
 
-        self._server = ThreadingHTTPServer((bind, port), Handler)
+        self._server = _BoundedServer((bind, port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="health", daemon=True
@@ -86,3 +99,34 @@ class HealthServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """A thread per connection, at most MAX_CONNECTIONS of them; the rest are closed unserved."""
+
+    request_queue_size = 128  # the listen backlog: a burst is accepted (and closed), not stalled
+
+    def __init__(self, address: tuple[str, int], handler: Any) -> None:
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            log.debug("health server busy: closing a connection from %s", client_address)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client that went away or timed out is no error of ours
+        log.debug("health server: connection from %s ended early", client_address)

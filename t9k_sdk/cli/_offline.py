@@ -418,7 +418,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace) -> int:
-    from t9k_sdk.plan import plan_objects, plan_summary, plan_yaml
+    from t9k_sdk.plan import iter_plan_json, iter_plan_summary, iter_plan_yaml
 
     found = _sources.load_jobs(_sources.expand(args.paths, _sources.PLAN, python=args.python))
     for message in found.errors:
@@ -429,10 +429,11 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     if not jobs:
         error("no jobs found in " + ", ".join(args.paths))
         return EXIT_FAILED
-    if args.output == "json":
-        print_data(list_payload([o for job in jobs for o in plan_objects(job)]), "json")
-    else:
-        sys.stdout.write(plan_yaml(jobs) if args.output == "yaml" else plan_summary(jobs))
+    # written as it is made: one pod at a time, however many replicas the jobs have
+    chunks = {"json": iter_plan_json, "yaml": iter_plan_yaml}.get(args.output, iter_plan_summary)
+    for chunk in chunks(jobs):
+        sys.stdout.write(chunk)
+    sys.stdout.flush()
     return EXIT_OK
 
 

@@ -303,7 +303,8 @@ def _python(arg: str, accepts: Accepts, take: bool, source: PythonSource) -> Pyt
         return source
     if accepts.python == "flag":
         raise UsageError(
-            f"{arg}: a Python file; " + _PYTHON_FLAG_HINT.format(verb=accepts.verb, arg=arg, f=accepts.file_flag)
+            f"{arg}: a Python file; "
+            + _PYTHON_FLAG_HINT.format(verb=accepts.verb, arg=arg, f=accepts.file_flag)
         )
     raise UsageError(f"{arg}: a Python file; " + accepts.no_python_hint.format(arg=arg))
 

@@ -13,6 +13,11 @@ status recorded for that slot:
 | being deleted            | any                  | wait                                             |
 | pending / running        | any                  | nothing                                          |
 
+One pass plans at most `POD_CREATES_PER_PASS` pods and about `PLAN_BYTES_PER_PASS` of pod
+manifests (as the ReplicaSet controller creates at most 500 pods per sync): the memory a pass
+holds does not grow with the job. The slots left over keep their status (a missing pod stays
+Creating, a restart stays pending) and the next pass, woken by the new pods, plans them.
+
 Restarts are counted when the replacement pod is planned, and the new status (with the count) is
 written before anything is created; so a pass interrupted at any point never counts a restart
 twice or loses one. "Restart allowed" is the replica's policy (Always, OnFailure, Never, ExitCode:
@@ -22,6 +27,7 @@ DeepSpeedJob: runPolicy.backoffLimit for the whole job).
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -45,6 +51,13 @@ __all__ = ["reconcile", "restart_allowed"]
 _FINISHED = (ReplicaPhase.SUCCEEDED.value, ReplicaPhase.FAILED.value)
 DEADLINE_EXCEEDED = "DeadlineExceeded"
 CONFLICT_RECHECK_SECONDS = 30.0
+POD_CREATES_PER_PASS = 500
+"""Most pods one pass plans (Kubernetes' ReplicaSet controller: `burstReplicas`, 500)."""
+PLAN_BYTES_PER_PASS = 16 * 1024 * 1024
+"""About how many bytes of pod manifests (as JSON) one pass plans; at least one pod."""
+NEXT_BATCH_SECONDS = 1.0
+"""When a pass left pods for later: the next pass at the latest this much later (the new pods'
+watch events usually wake it first)."""
 """How often a job blocked by a foreign object looks again (its removal wakes no watch of ours)."""
 
 
@@ -150,6 +163,10 @@ class _Pass:
         self.conflicts: list[tuple[str, Mapping[str, Any]]] = []
         self.blocked = False
         self.create: list[Manifest] = []
+        self.pods_planned = 0
+        self.bytes_planned = 0
+        self.pod_sizes: dict[str, int] = {}  # replica type -> JSON bytes of one of its pods
+        self.deferred = 0  # pods left for a later pass
         self.update: list[Update] = []
         self.delete: list[Deletion] = []
         self.events: list[Event] = []
@@ -217,6 +234,9 @@ class _Pass:
                 self._clean_up(slots, hard_stop=outcome[1] == DEADLINE_EXCEEDED)
         if self.blocked:
             requeue = min(requeue or CONFLICT_RECHECK_SECONDS, CONFLICT_RECHECK_SECONDS)
+        if self.deferred:
+            self.notes.append(f"{self.deferred} more pods next pass (at most a batch per pass)")
+            requeue = min(requeue or NEXT_BATCH_SECONDS, NEXT_BATCH_SECONDS)
         return self._plan(slots, outcome, terminal, paused, requeue)
 
     def _desired_others(self) -> list[Manifest]:
@@ -297,8 +317,20 @@ class _Pass:
             out["containers"] = containers
         return out
 
+    def _batch_full(self) -> bool:
+        """Whether this pass has planned as many pods as one pass may hold."""
+        return (
+            self.pods_planned >= POD_CREATES_PER_PASS or self.bytes_planned >= PLAN_BYTES_PER_PASS
+        )
+
     def _create_pod(self, slot: Slot, mode: Mode, why: str) -> None:
-        self.create.append(self.rules.pod(slot, mode))
+        pod = self.rules.pod(slot, mode)
+        size = self.pod_sizes.get(slot.replica_type)
+        if size is None:  # pods of one replica type are alike: measure one of each
+            size = self.pod_sizes[slot.replica_type] = len(json.dumps(pod, default=str))
+        self.pods_planned += 1
+        self.bytes_planned += size
+        self.create.append(pod)
         self.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.CREATING.value}
         self.notes.append(f"create pod {slot.name}: {why}")
 
@@ -311,6 +343,16 @@ class _Pass:
             if prev is not None:
                 self.entries[slot.name] = prev.raw
             return
+        if pod is None and self._batch_full():  # a pod to create waits for the next pass
+            if not (prev is not None and prev_finished):
+                self.deferred += 1
+                self.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.CREATING.value}
+                return
+            if restart_allowed(group, prev.phase, prev.exit_code, self._used(slot)):
+                self.deferred += 1  # as a pod deleted for a restart: pending, not yet counted
+                self.entries[slot.name] = prev.raw
+                self.pending_restarts[self._scope(slot)] += 1
+                return
         if pod is None:
             if prev is not None and prev_finished:
                 outcome = prev.phase

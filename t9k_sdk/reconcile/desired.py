@@ -11,7 +11,7 @@ import functools
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -27,6 +27,7 @@ __all__ = [
     "ReplicaGroup",
     "Slot",
     "desired_children",
+    "iter_desired_children",
     "owner_reference",
     "rules_for",
 ]
@@ -895,6 +896,25 @@ def rules_for(job: AnyJob) -> KindRules:
     if isinstance(job, models.DeepSpeedJob):
         return DeepSpeedJobRules(job)
     return ColossalAIJobRules(job)
+
+
+def iter_desired_children(
+    job: AnyJob, *, ssh_key: tuple[str, str] | None = None
+) -> Iterator[Manifest]:
+    """What `desired_children(...).all()` holds, one object at a time: each pod is built when
+    it is asked for, so a job of 10,000 replicas never has them all in memory at once."""
+    rules = rules_for(job)
+    run_mode = rules.run_mode()
+    mode: Mode = "debug" if run_mode.debug_enabled else "immediate"
+    group = rules.pod_group()
+    if group:
+        yield group
+    yield from rules.secrets(ssh_key)
+    yield from rules.config_maps()
+    yield from rules.services()
+    if not run_mode.pause_enabled:
+        for slot in rules.slots():
+            yield rules.pod(slot, mode)
 
 
 def desired_children(job: AnyJob, *, ssh_key: tuple[str, str] | None = None) -> Children:

@@ -507,3 +507,30 @@ def test_a_refused_create_is_held_back_until_its_backoff_passes_unless_the_job_c
     core.plan = Plan(create=({**service, "spec": {"ports": [{"port": 80}]}},))  # the job changed
     controller.process(KEY)
     assert service_creates() == 3  # sent at once: it is not the create that was refused
+
+
+def test_a_child_deleted_right_after_its_create_does_not_hold_the_job_until_the_deadline() -> None:
+    """The watch shows the new pod's deletion before the pod ever reached the cache (someone
+    deleted it at once): its create's expectation is met, and the next pass runs now instead
+    of after `expectation_timeout` (30 s), so the pod is recreated at once."""
+    controller, cluster, core = make(
+        Plan(create=(pod_manifest("demo-worker-0"),)), expectation_timeout=60.0
+    )
+    controller.jobs["GenericJob"].store.put(job())
+    created: list[dict[str, Any]] = []
+    original = cluster.create
+
+    def create(manifest: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
+        out = original(manifest, namespace)
+        if out is not None:
+            out["metadata"] = {**out["metadata"], "uid": f"uid-{len(created)}", "namespace": "ns"}
+            created.append(out)
+        return out
+
+    cluster.create = create  # type: ignore[method-assign]
+    assert controller.reconcile_key(KEY).outcome == "done"
+    assert controller.reconcile_key(KEY).outcome == "waiting"  # the cache has not shown it yet
+    controller._on_child("DELETED", None, created[0])  # added and deleted: only the delete seen
+    passes = len(core.seen)
+    assert controller.reconcile_key(KEY).outcome != "waiting"
+    assert len(core.seen) == passes + 1

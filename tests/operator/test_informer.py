@@ -14,9 +14,7 @@ from t9k_operator.workqueue import Backoff
 from t9k_sdk._kube.resources import PODS, Resource
 
 
-def pod(
-    name: str, rv: str, owner_uid: str | None = None, namespace: str = "ns"
-) -> dict[str, Any]:
+def pod(name: str, rv: str, owner_uid: str | None = None, namespace: str = "ns") -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "resourceVersion": rv}
     if owner_uid:
         meta["ownerReferences"] = [{"uid": owner_uid, "controller": True, "kind": "GenericJob"}]

@@ -120,3 +120,73 @@ def test_a_pass_makes_the_same_extra_calls_per_extra_pod(
             f"{name}: {a} calls for {n} pods, {b} for {2 * n}, {c} for {3 * n}:"
             f" the second {n} pods cost {step2 - step1:+} calls more than the first"
         )
+
+
+def test_one_pass_plans_a_bounded_batch_of_pods_and_the_next_passes_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 10,000-replica job made one pass build every pod before the first create (555 MiB,
+    over the operator's memory limit). A pass now plans at most a batch; the slots left wait as
+    Creating and the next passes plan them, each pod once."""
+    from t9k_sdk.reconcile import core
+    from tests.reconcile.sim import Sim
+
+    monkeypatch.setattr(core, "POD_CREATES_PER_PASS", 4)
+    sim = Sim(_generic(9))  # 2 ps + 9 workers = 11 pods: batches of 4, 4 and 3
+    sizes = []
+    for _ in range(3):
+        plan = sim.step()
+        pods = [m["metadata"]["name"] for m in plan.create if m["kind"] == "Pod"]
+        sizes.append(len(pods))
+        if len(sim.pods) < 11:
+            assert plan.requeue_after is not None
+            assert plan.requeue_after <= 1
+    assert sizes == [4, 4, 3]
+    assert len(sim.pods) == 11
+    replicas = [r for t in sim.status["tasks"] for r in t.get("replicas", ())]
+    assert len(replicas) == 11
+    assert sim.status["aggregate"]["creating"] == 11
+
+
+def test_the_batch_is_bounded_by_bytes_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from t9k_sdk.reconcile import core
+    from tests.reconcile.sim import Sim
+
+    sim = Sim(_generic(20))
+    one_pod = len(__import__("json").dumps(sim.plan().create[-1]))
+    monkeypatch.setattr(core, "PLAN_BYTES_PER_PASS", 5 * one_pod)
+    plan = sim.step()
+    assert 5 <= sum(m["kind"] == "Pod" for m in plan.create) <= 7
+
+
+def test_restarts_left_for_a_later_pass_are_counted_once_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from t9k_sdk.reconcile import core
+    from tests.reconcile.sim import Sim
+
+    job = generic_job(
+        replicaSpecs=[
+            {
+                "type": "worker",
+                "replicas": 3,
+                "template": pod("worker"),
+                "restartPolicy": {"policy": "OnFailure", "limit": 5},
+            }
+        ]
+    )
+    sim = Sim(job)
+    sim.settle()
+    sim.run()
+    sim.settle()
+    monkeypatch.setattr(core, "POD_CREATES_PER_PASS", 1)
+    for name in list(sim.pods):
+        sim.finish(name, 1)
+    counts = []
+    for _ in range(6):
+        sim.step()
+        counts.append(sim.status["tasks"][0]["restartCount"])
+    assert counts[-1] == 3  # each failed worker restarted once, none twice, none lost
+    assert counts == sorted(counts)
+    assert len(sim.pods) == 3
+    assert sim.phase not in ("Failed", "Succeeded")
