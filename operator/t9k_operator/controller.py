@@ -60,7 +60,7 @@ from t9k_sdk._kube.resources import (
     resource_for,
 )
 from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, names, ownership
-from t9k_sdk.reconcile.observe import trim_pod
+from t9k_sdk.reconcile.observe import trim_config_map, trim_pod, trim_secret
 
 __all__ = [
     "SSH_KINDS",
@@ -215,8 +215,9 @@ class Controller:
                 namespace=settings.namespace,
                 label_selector=names.MANAGED_SELECTOR,
                 handler=self._on_child,
-                # Pods: only the spec fields the core reads (their spec is most of their bytes).
-                trim=trim_pod if r is PODS else None,
+                # Only what the core reads: a pod's spec is most of its bytes, a Secret's key
+                # material is never read, and a ConfigMap no job controls is only reported.
+                trim=_TRIMS.get(r.kind),
             )
             for r in CHILD_RESOURCES
         }
@@ -813,6 +814,12 @@ class Controller:
 
 
 _CreateOutcome = tuple[str, "ApiError | Manifest | str | None"]
+_TRIMS: dict[str, Callable[[Manifest], Manifest]] = {
+    PODS.kind: trim_pod,
+    SECRETS.kind: trim_secret,
+    CONFIG_MAPS.kind: trim_config_map,
+}
+"""What each child informer keeps of an object (t9k_sdk.reconcile.observe)."""
 _GONE_REMEMBERED = 10_000
 """How many deleted children's uids the controller remembers (enough for any pass's creates)."""
 

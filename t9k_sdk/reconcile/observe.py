@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from t9k_sdk import _objects as o
+from t9k_sdk import models
 from t9k_sdk.models import ContainerState, ReplicaPhase
 
 __all__ = ["ContainerView", "PodView", "observe_pod", "trim_pod"]
@@ -171,3 +172,23 @@ def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
             for c in containers
         ]
     return {**pod, "spec": lean}
+
+
+def trim_secret(secret: Mapping[str, Any]) -> dict[str, Any]:
+    """`secret` without its values (the key names stay): the core never reads key material
+    (it is generated once and never compared), so the operator's cache holds none of it."""
+    out = {k: v for k, v in secret.items() if k not in ("data", "stringData")}
+    data = secret.get("data")
+    if isinstance(data, Mapping):
+        out["data"] = dict.fromkeys(data, "")
+    return out
+
+
+def trim_config_map(config_map: Mapping[str, Any]) -> dict[str, Any]:
+    """`config_map` whole if a job controls it (the core compares its data with the spec),
+    else its metadata alone: a labelled ConfigMap of someone else's is only ever reported as
+    holding a name, so 300 planted 1 MiB ConfigMaps cost the cache their metadata, not 300 MiB."""
+    ref = o.meta(config_map).controller
+    if ref is not None and (ref.api_version or "").startswith(f"{models.GROUP}/"):
+        return dict(config_map)
+    return {k: v for k, v in config_map.items() if k not in ("data", "binaryData")}
