@@ -115,6 +115,8 @@ def demo_jobs(train: str, base: str) -> list[demo.DemoJob]:
         workers=2,
         nproc_per_node=2,
         run=["torchrun_train.py", "--steps=60"],
+        # a rendezvous that breaks on a loaded machine fails the workers; they meet again
+        restart_limit=3,
     ).to_dict()
     deepspeed = DeepSpeedJob(
         name="deepspeed-zero",
