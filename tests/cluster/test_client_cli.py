@@ -24,7 +24,7 @@ from tests.cluster.client_helpers import (
     generic_job,
     operator_fixture,  # noqa: F401  (fixture `operator`)
 )
-from tests.cluster.kube_helpers import REASON, wait_for
+from tests.cluster.kube_helpers import wait_for
 
 Cli = Callable[..., tuple[int, str, str]]
 """`cli("get", "gj")` runs `t9k-sdk get gj` on the test's namespace: (exit status, out, err)."""
@@ -357,8 +357,7 @@ def test_text_from_the_cluster_reaches_the_terminal_with_its_controls_escaped(
     namespace: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    annotations = {**FAILS, REASON: "Error" + HOSTILE}
-    client.apply(codecs.from_manifest(generic_job("esc", replicas=1, annotations=annotations)))
+    client.apply(codecs.from_manifest(generic_job("esc", replicas=1, annotations=FAILS)))
     wait_for(
         lambda: client.get("gj", "esc").status,
         lambda s: s is not None and s.phase is not None and s.phase.value == "Failed",
@@ -366,6 +365,33 @@ def test_text_from_the_cluster_reaches_the_terminal_with_its_controls_escaped(
         60,
     )
     job = client.get("gj", "esc")
+    # what the container wrote as its termination message (a pod's status holds it)
+    pod = core_v1.read_namespaced_pod("esc-worker-0", namespace)
+    terminated = pod.status.container_statuses[0].state.terminated
+    core_v1.patch_namespaced_pod_status(
+        "esc-worker-0",
+        namespace,
+        {
+            "status": {
+                "containerStatuses": [
+                    {
+                        "name": "worker",
+                        "image": pod.status.container_statuses[0].image,
+                        "imageID": "",
+                        "ready": False,
+                        "restartCount": 0,
+                        "state": {
+                            "terminated": {
+                                "exitCode": terminated.exit_code,
+                                "reason": "Error",
+                                "message": "bye" + HOSTILE,
+                            }
+                        },
+                    }
+                ]
+            }
+        },
+    )
     core_v1.create_namespaced_event(
         namespace,
         k8s.CoreV1Event(
