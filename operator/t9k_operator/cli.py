@@ -77,6 +77,19 @@ def _namespace(text: str) -> str:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+def _metrics_address(text: str) -> str:
+    """`HOST:PORT`, `0` (no metrics) or empty (on the health port)."""
+    if text in ("", "0"):
+        return text
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give HOST:PORT (e.g. 127.0.0.1:8080, or 0.0.0.0:8080 for every"
+            " address), or 0 for no metrics"
+        )
+    return text
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if value <= 0:
@@ -148,6 +161,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serving.add_argument(
         "--health-bind", default="0.0.0.0", help="address of the health server (default 0.0.0.0)"
+    )
+    serving.add_argument(
+        "--metrics-bind-address",
+        type=_metrics_address,
+        default="",
+        metavar="HOST:PORT",
+        help="serve /metrics on a server of its own, e.g. 127.0.0.1:8080 for a sidecar or an"
+        " authenticating proxy only (as kubebuilder scaffolds do); 0: no metrics at all"
+        " (default: on the health port)",
     )
     serving.add_argument(
         "--log-level",
@@ -234,16 +256,32 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
         pending = ", ".join(str(i.resource) for i in controller.informers if not i.synced.is_set())
         return False, f"{role}: caches not synced ({pending})"
 
+    separate = options.metrics_bind_address not in ("", "0")
     try:
         health = HealthServer(
-            options.health_bind, options.health_port, readiness, metrics.exposition
+            options.health_bind,
+            options.health_port,
+            readiness,
+            metrics.exposition if options.metrics_bind_address == "" else None,
         )
+        metrics_server = None
+        if separate:
+            host, _, port = options.metrics_bind_address.rpartition(":")
+            metrics_server = HealthServer(
+                host, int(port), readiness, metrics.exposition, probes=False
+            )
     except OSError as err:
         log.error(
-            "cannot serve health probes on %s:%s: %s", options.health_bind, options.health_port, err
+            "cannot serve health probes on %s:%s or metrics on %s: %s",
+            options.health_bind,
+            options.health_port,
+            options.metrics_bind_address or "the health port",
+            err,
         )
         return EXIT_USAGE
     health.start()
+    if metrics_server is not None:
+        metrics_server.start()
     log.info(
         "starting",
         extra=fields(
@@ -276,6 +314,8 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
         return 1
     finally:
         health.stop()
+        if metrics_server is not None:
+            metrics_server.stop()
         cluster.close()
     log.info("stopped")
     return 0

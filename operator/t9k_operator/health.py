@@ -36,9 +36,17 @@ class HealthServer:
     (port 0: any free port)."""
 
     def __init__(
-        self, bind: str, port: int, readiness: Readiness, metrics: Exposition | None = None
+        self,
+        bind: str,
+        port: int,
+        readiness: Readiness,
+        metrics: Exposition | None = None,
+        *,
+        probes: bool = True,
     ) -> None:
-        paths = "/healthz, /readyz" + (" or /metrics" if metrics is not None else "")
+        """`probes=False`: a metrics server alone (`--metrics-bind-address`)."""
+        shown = [p for p, on in (("/healthz, /readyz", probes), ("/metrics", metrics)) if on]
+        paths = " or ".join(shown)
 
         def send(
             handler: BaseHTTPRequestHandler, code: int, body: bytes, content_type: str
@@ -65,9 +73,9 @@ class HealthServer:
                     return
                 send(handler, 200, body, content_type)
                 return
-            if path == "/healthz":
+            if path == "/healthz" and probes:
                 code, text = 200, "ok"
-            elif path == "/readyz":
+            elif path == "/readyz" and probes:
                 ok, text = readiness()
                 code = 200 if ok else 503
             else:

@@ -235,3 +235,28 @@ def test_running_without_the_operator_extra_fails_with_the_install_command(
 
 def test_the_install_hint_is_absent_when_the_extra_is_installed() -> None:
     assert "operator` extra" not in cli.build_parser().format_help()
+
+
+def test_metrics_can_be_served_apart_from_the_probes_or_not_at_all() -> None:
+    parse = cli.build_parser().parse_args
+    assert parse([]).metrics_bind_address == ""  # on the health port
+    assert parse(["--metrics-bind-address", "127.0.0.1:8080"]).metrics_bind_address == (
+        "127.0.0.1:8080"
+    )
+    assert parse(["--metrics-bind-address", "0"]).metrics_bind_address == "0"
+    for bad in ("8080", "localhost", "127.0.0.1:http", ":8080", "127.0.0.1:70000"):
+        with pytest.raises(SystemExit):
+            parse(["--metrics-bind-address", bad])
+    metrics_only = HealthServer(
+        "127.0.0.1",
+        0,
+        lambda: (True, "ready"),
+        lambda _accept: (b"up 1\n", "text/plain"),
+        probes=False,
+    )
+    metrics_only.start()
+    try:
+        assert fetch(metrics_only, "/metrics") == (200, "up 1\n")
+        assert fetch(metrics_only, "/healthz") == (404, "not found: try /metrics\n")
+    finally:
+        metrics_only.stop()
