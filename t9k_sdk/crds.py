@@ -124,9 +124,38 @@ def _inline_core(name: str, description: str | None, stack: tuple[str, ...]) -> 
             "minimum": bounds["minimum"],
             "maximum": bounds["maximum"],
         }
+    # What the API server checks only when it creates the pods (or Service): the names, the
+    # image's surrounding white space, negative requests and limits. The rules are the models'.
+    for model, field, keys in _CHECKED_AT_THE_POD.get(name, ()):
+        out["properties"][field] = {**out["properties"][field], **_field_rule(model, field, keys)}
     if description:
         out["description"] = description
     return out
+
+
+_STRING_RULE = ("pattern", "maxLength", "x-kubernetes-validations")
+_CHECKED_AT_THE_POD: dict[str, tuple[tuple[type[Any], str, tuple[str, ...]], ...]] = {
+    "Container": (
+        (models.core_v1.Container, "name", _STRING_RULE),
+        (models.core_v1.Container, "image", _STRING_RULE),
+    ),
+    "ContainerPort": ((models.core_v1.ContainerPort, "name", _STRING_RULE),),
+    "ServicePort": ((models.core_v1.ServicePort, "name", _STRING_RULE),),
+    "ResourceRequirements": (
+        (models.core_v1.ResourceRequirements, "limits", ("additionalProperties",)),
+        (models.core_v1.ResourceRequirements, "requests", ("additionalProperties",)),
+    ),
+}
+"""core/v1 fields whose model rules go into the CRD: (model, field, schema keys to take)."""
+
+
+def _field_rule(model: type[Any], field: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The schema keys `keys` of `model.field` (the non-null branch of an optional field)."""
+    schema = model.model_json_schema(by_alias=True)["properties"][field]
+    for branch in schema.get("anyOf", [schema]):
+        if branch.get("type") != "null":
+            schema = branch
+    return {k: schema[k] for k in keys if k in schema}
 
 
 def _walk_core(node: dict[str, Any], stack: tuple[str, ...]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from t9k_sdk import codecs
-from t9k_sdk.cli._format import for_terminal
+from t9k_sdk.cli._terminal import for_terminal
 
 __all__ = [
     "DIFF_EXIT_CODES",

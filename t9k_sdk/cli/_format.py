@@ -1,19 +1,18 @@
-"""Text for people (pure): durations, tables, colour, and what may reach a terminal; the
-command line's alone.
+"""Text for people (pure): durations, tables, colour; the command line's alone. What may reach
+a terminal is `_terminal`'s (re-exported here for the commands).
 
 parse_duration("1h30m") -> 5400.0
 render_table(["NAME", "PHASE"], [["mnist", ("Running", "blue")]], Painter(True))
-for_terminal("evil\\x1b]0;title\\x07") shows "evil\\\\x1b]0;title\\\\x07"
 """
 
 from __future__ import annotations
 
 import os
 import re
-import secrets
 from collections.abc import Sequence
 from typing import TextIO
 
+from t9k_sdk.cli._terminal import NONCE, for_terminal, visible
 from t9k_sdk.client.format import human_age
 from t9k_sdk.client.status import parse_time, replica_counts, restarts
 from t9k_sdk.codecs import AnyJob
@@ -29,46 +28,6 @@ __all__ = [
     "render_table",
     "visible",
 ]
-
-# -- what reaches the terminal -----------------------------------------------------------------
-#
-# Names, messages, Events, termination messages and logs are written by whoever can write to the
-# cluster. Printed as they are, ESC sequences in them would move the cursor, rewrite the window
-# title (OSC 0), set the clipboard (OSC 52) or hide text: the bug class of kubectl's
-# CVE-2021-25743. Every line the CLI prints for people therefore goes through `for_terminal`,
-# which shows each control character as an escape (`\x1b`, `\x9b`, `\u202e`). The CLI's own
-# colours are the one exception: the Painter marks them with a random per-process nonce that
-# nothing outside this process can know, and `for_terminal` turns only those marks into colour.
-
-_INVISIBLE = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
-"""C0 controls but tab and newline, DEL, C1 controls (CSI is U+009B), and the characters that
-reorder or break the text shown (bidirectional marks, overrides and isolates, line separators)."""
-_LINE_BREAKS = re.compile(r"[\t\n]")
-_NONCE = secrets.token_hex(8)
-_MARK = re.compile(f"\x00{_NONCE}:([0-9;]*)\x00")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-def visible(text: str, *, one_line: bool = False) -> str:
-    """`text` with every control character shown as an escape (`\\x1b`); with `one_line`, tabs
-    and newlines too (a table cell)."""
-    out = _INVISIBLE.sub(_escape, text)
-    return _LINE_BREAKS.sub(_escape, out) if one_line else out
-
-
-def for_terminal(text: str) -> str:
-    """`text` as it may be printed: the Painter's colours, and nothing else, as escapes."""
-    if "\x00" not in text:
-        return visible(text)
-    parts = _MARK.split(text)  # data, codes, data, codes, ..., data
-    return "".join(visible(part) if i % 2 == 0 else f"\033[{part}m" for i, part in enumerate(parts))
-
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h|d)")
@@ -143,7 +102,7 @@ class Painter:
         codes = ";".join(_CODES[s] for s in style.split() if s in _CODES)
         if not codes:
             return text
-        return f"\x00{_NONCE}:{codes}\x00{text}\x00{_NONCE}:0\x00"
+        return f"\x00{NONCE}:{codes}\x00{text}\x00{NONCE}:0\x00"
 
 
 Cell = str | tuple[str, str | None]

@@ -36,12 +36,14 @@ from pydantic_core import PydanticCustomError
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
+    "RESOURCE_QUANTITY_PATTERN",
     "Bool",
     "Int",
     "IntOrString",
     "K8sModel",
     "K8sPassthroughModel",
     "Quantity",
+    "ResourceQuantity",
     "Time",
     "rule_error",
     "wire_default",
@@ -85,6 +87,39 @@ Quantity = Annotated[
     WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": QUANTITY_PATTERN}),
 ]
 """A resource quantity such as `2`, `"500m"` or `"16Gi"`. Ints stay ints through a round-trip."""
+
+RESOURCE_QUANTITY_PATTERN = QUANTITY_PATTERN.replace(r"^(\+|-)?", r"^\+?", 1)
+"""A quantity without a minus sign: what a container's requests and limits may be."""
+
+
+def _resource_quantity(value: int | str) -> int | str:
+    if (isinstance(value, int) and value < 0) or (isinstance(value, str) and value.startswith("-")):
+        raise PydanticCustomError(
+            "t9k_quantity",
+            "must not be negative: a container's requests and limits are amounts to reserve"
+            f" (the API server refuses the pod); got {value!r}",
+        )
+    return value
+
+
+ResourceQuantity = Annotated[
+    Quantity,
+    AfterValidator(_resource_quantity),
+    WithJsonSchema(
+        {
+            "x-kubernetes-int-or-string": True,
+            "pattern": RESOURCE_QUANTITY_PATTERN,
+            "x-kubernetes-validations": [
+                {
+                    "rule": "type(self) != int || self >= 0",
+                    "message": "must not be negative: a container's requests and limits are"
+                    " amounts to reserve",
+                }
+            ],
+        }
+    ),
+]
+"""A `Quantity` that is not negative (requests and limits)."""
 
 
 def _format_time(value: datetime) -> str:

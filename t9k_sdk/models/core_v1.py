@@ -7,32 +7,99 @@ Kubernetes schema is accepted and kept unchanged (they are `K8sPassthroughModel`
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Self
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
+from pydantic_core import PydanticCustomError
 
 from t9k_sdk.models._base import (
     Bool,
     Int,
     IntOrString,
     K8sPassthroughModel,
-    Quantity,
+    ResourceQuantity,
     rule_error,
 )
+from t9k_sdk.models._names import is_dns_label
 from t9k_sdk.models.meta_v1 import ObjectMeta
 
 __all__ = [
     "IMAGE_REQUIRED",
     "Container",
+    "ContainerName",
     "ContainerPort",
     "EnvVar",
     "PodSpec",
     "PodTemplateSpec",
+    "PortName",
     "ResourceRequirements",
     "ServicePort",
     "Volume",
     "VolumeMount",
 ]
+
+
+_DNS_LABEL_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+def _dns_label(value: str) -> str:
+    if not is_dns_label(value):
+        raise PydanticCustomError(
+            "t9k_dns_label",
+            "must be a DNS label: at most 63 characters of a-z, 0-9 and '-', starting and ending"
+            f" with a letter or digit (the API server refuses the pod otherwise); got {value!r}",
+        )
+    return value
+
+
+ContainerName = Annotated[
+    str,
+    AfterValidator(_dns_label),
+    WithJsonSchema({"type": "string", "maxLength": 63, "pattern": _DNS_LABEL_PATTERN}),
+]
+"""A container's (or a service port's) name: a DNS-1123 label, as the API server requires."""
+
+_PORT_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+_PORT_NAME_RULE = (
+    "a port name is at most 15 characters of a-z, 0-9 and '-', with at least one letter, no"
+    " '--' and no '-' at either end (an IANA service name, as the API server requires)"
+)
+
+
+def _port_name(value: str) -> str:
+    if len(value) > 15 or not _PORT_NAME.fullmatch(value) or not re.search("[a-z]", value):
+        raise PydanticCustomError("t9k_port_name", f"{_PORT_NAME_RULE}; got {value!r}")
+    return value
+
+
+PortName = Annotated[
+    str,
+    AfterValidator(_port_name),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "maxLength": 15,
+            "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$",
+            "x-kubernetes-validations": [
+                {"rule": "self.matches('[a-z]')", "message": _PORT_NAME_RULE}
+            ],
+        }
+    ),
+]
+"""A container port's name: an IANA service name."""
+
+# Go's unicode.IsSpace, which the API server trims an image name with before it compares
+_WHITE_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_GO_WHITE_SPACE = (
+    r"\t\n\v\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}"
+)
+IMAGE_PATTERN = f"(?s)^([^{_GO_WHITE_SPACE}](.*[^{_GO_WHITE_SPACE}])?)?$"
+"""An image name without white space at either end (Go regexp syntax, for the CRD)."""
+IMAGE_SPACE = (
+    "an image name must not begin or end with white space (a space, tab or newline): the API"
+    " server refuses such a pod"
+)
 
 
 class EnvVar(K8sPassthroughModel):
@@ -51,7 +118,7 @@ class ContainerPort(K8sPassthroughModel):
 
     container_port: Int
     """Port number on the pod's IP address."""
-    name: str | None = None
+    name: PortName | None = None
     """Name of the port, unique within the pod."""
     protocol: str | None = None
     """UDP, TCP or SCTP. Defaults to TCP."""
@@ -60,9 +127,9 @@ class ContainerPort(K8sPassthroughModel):
 class ResourceRequirements(K8sPassthroughModel):
     """Compute resources of a container, for example `{"cpu": 4, "nvidia.com/gpu": 2}`."""
 
-    limits: dict[str, Quantity] | None = None
+    limits: dict[str, ResourceQuantity] | None = None
     """Maximum amount of each resource."""
-    requests: dict[str, Quantity] | None = None
+    requests: dict[str, ResourceQuantity] | None = None
     """Minimum amount of each resource; defaults to the limits where only they are given."""
 
 
@@ -94,9 +161,11 @@ one without, and the API server refuses such a pod, so the job would fail only o
 class Container(K8sPassthroughModel):
     """A container of a pod."""
 
-    name: str
+    name: ContainerName
     """Name of the container, unique within the pod."""
-    image: str | None = None
+    image: Annotated[str, WithJsonSchema({"type": "string", "pattern": IMAGE_PATTERN})] | None = (
+        None
+    )
     """Container image."""
     command: list[str] | None = None
     """Entrypoint array; replaces the image's ENTRYPOINT."""
@@ -119,6 +188,8 @@ class Container(K8sPassthroughModel):
     def _image(self) -> Self:
         if not self.image:
             raise rule_error([("image", f"{IMAGE_REQUIRED}; got {self.image!r}")])
+        if self.image != self.image.strip(_WHITE_SPACE):
+            raise rule_error([("image", f"{IMAGE_SPACE}; got {self.image!r}")])
         return self
 
 
@@ -163,7 +234,7 @@ class ServicePort(K8sPassthroughModel):
 
     port: Annotated[Int, Field(ge=1, le=65535)]
     """Port number the service exposes, 1 to 65535 (the API server refuses any other)."""
-    name: str | None = None
+    name: ContainerName | None = None
     """Name of the port; `$(service.port[<name>])` in a GenericJob refers to it."""
     protocol: str | None = None
     """TCP, UDP or SCTP. Defaults to TCP."""

@@ -52,6 +52,7 @@ def test_multi_document_streams_keep_every_document(docs: list[Any]) -> None:
 
 
 NAMES = st.from_regex(r"[a-z][a-z0-9]{0,10}", fullmatch=True)
+_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 FREE_TEXT = st.one_of(st.text(max_size=30), TRICKY)
 
 
@@ -61,7 +62,9 @@ def generic_jobs(draw: st.DrawFn) -> dict[str, Any]:
     counts = {t: draw(st.integers(min_value=0, max_value=12)) for t in types}
     specs = []
     for t in types:
-        container: dict[str, Any] = {"name": t, "image": draw(FREE_TEXT.filter(bool))}
+        # any image text the API server takes: not empty, no white space at either end
+        image = draw(FREE_TEXT.filter(lambda text: bool(text) and text == text.strip(_SPACE)))
+        container: dict[str, Any] = {"name": t, "image": image}
         if draw(st.booleans()):
             container["command"] = draw(st.lists(FREE_TEXT, max_size=4))
         if draw(st.booleans()):
