@@ -133,7 +133,7 @@ def _inline_core(name: str, description: str | None, stack: tuple[str, ...]) -> 
     return out
 
 
-_STRING_RULE = ("pattern", "maxLength", "x-kubernetes-validations")
+_STRING_RULE = ("pattern", "maxLength")
 _CHECKED_AT_THE_POD: dict[str, tuple[tuple[type[Any], str, tuple[str, ...]], ...]] = {
     "Container": (
         (models.core_v1.Container, "name", _STRING_RULE),

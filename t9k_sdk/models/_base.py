@@ -108,14 +108,8 @@ ResourceQuantity = Annotated[
     WithJsonSchema(
         {
             "x-kubernetes-int-or-string": True,
-            "pattern": RESOURCE_QUANTITY_PATTERN,
-            "x-kubernetes-validations": [
-                {
-                    "rule": "type(self) != int || self >= 0",
-                    "message": "must not be negative: a container's requests and limits are"
-                    " amounts to reserve",
-                }
-            ],
+            "pattern": RESOURCE_QUANTITY_PATTERN,  # strings
+            "minimum": 0,  # integers
         }
     ),
 ]

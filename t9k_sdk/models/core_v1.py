@@ -60,7 +60,10 @@ ContainerName = Annotated[
 ]
 """A container's (or a service port's) name: a DNS-1123 label, as the API server requires."""
 
-_PORT_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+# '-'-separated runs of a-z and 0-9, one of them with a letter: no lookahead, so the CRD's
+# pattern (Go's regexp) is the same expression
+_PORT_NAME_PATTERN = "([a-z0-9]+-)*[a-z0-9]*[a-z][a-z0-9]*(-[a-z0-9]+)*"
+_PORT_NAME = re.compile(_PORT_NAME_PATTERN)
 _PORT_NAME_RULE = (
     "a port name is at most 15 characters of a-z, 0-9 and '-', with at least one letter, no"
     " '--' and no '-' at either end (an IANA service name, as the API server requires)"
@@ -68,7 +71,7 @@ _PORT_NAME_RULE = (
 
 
 def _port_name(value: str) -> str:
-    if len(value) > 15 or not _PORT_NAME.fullmatch(value) or not re.search("[a-z]", value):
+    if len(value) > 15 or not _PORT_NAME.fullmatch(value):
         raise PydanticCustomError("t9k_port_name", f"{_PORT_NAME_RULE}; got {value!r}")
     return value
 
@@ -76,16 +79,7 @@ def _port_name(value: str) -> str:
 PortName = Annotated[
     str,
     AfterValidator(_port_name),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "maxLength": 15,
-            "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$",
-            "x-kubernetes-validations": [
-                {"rule": "self.matches('[a-z]')", "message": _PORT_NAME_RULE}
-            ],
-        }
-    ),
+    WithJsonSchema({"type": "string", "maxLength": 15, "pattern": f"^{_PORT_NAME_PATTERN}$"}),
 ]
 """A container port's name: an IANA service name."""
 
