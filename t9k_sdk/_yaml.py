@@ -228,6 +228,21 @@ _NOT_FINITE = re.compile(r"[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)")
 _Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _as_the_api_server_reads(tag: str, value: str) -> str:
+    """The API server's YAML reader (go-yaml, as sigs.k8s.io/yaml uses it) knows no YAML 1.1
+    sexagesimal numbers (`1:40` is a string there, not 100) and reads a float too large for 64
+    bits (`1.0e+400`) as a string, not infinity: so do we."""
+    if ":" in value:
+        return _TAG + "str"
+    if tag == _TAG + "float" and not _NOT_FINITE.fullmatch(value):
+        try:
+            if math.isinf(float(value.replace("_", ""))):
+                return _TAG + "str"
+        except ValueError:
+            return tag
+    return tag
+
+
 def _at(mark: Any) -> dict[str, int]:
     return {"line": mark.line + 1, "column": mark.column + 1} if mark is not None else {}
 
@@ -300,6 +315,8 @@ class _Composer:
         if tag is None or tag == "!":
             implicit = getattr(event, "implicit", True)
             resolved: str = self.loader.resolve(kind, value, implicit)
+            if value is not None and resolved in (_TAG + "int", _TAG + "float"):
+                return _as_the_api_server_reads(resolved, value)
             return resolved
         if tag not in _ALLOWED_TAGS:
             short = "!!" + tag.removeprefix(_TAG) if tag.startswith(_TAG) else tag

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from t9k_sdk import _yaml
-from t9k_sdk.errors import InvalidYAMLError
+from t9k_sdk import load_all_yaml
+from t9k_sdk.errors import InvalidManifestError, InvalidYAMLError
 
 GOOD = """\
 apiVersion: batch.tensorstack.dev/v1beta1
@@ -245,3 +246,22 @@ def test_aliases_within_the_budget_and_merge_keys_still_load() -> None:
     assert doc["one"] == doc["base"]
     assert doc["two"] == {**doc["base"], "name": "worker"}
     assert doc["date"] == "2024-01-01"  # a string, as in Kubernetes, not a datetime
+
+
+def test_numbers_are_read_as_the_api_server_reads_them() -> None:
+    """YAML 1.1's sexagesimal numbers and floats beyond 64 bits: PyYAML read `1:40` as 100 and
+    `1.0e+400` as infinity (null once written as JSON); the API server reads both as strings."""
+    (doc,) = _yaml.load_documents(
+        "replicas: 1:40\nvalue: 1:30\nhuge: 1.0e+400\nfine: 1_000\nhalf: 0.5\n"
+    )
+    assert doc == {
+        "replicas": "1:40",
+        "value": "1:30",
+        "huge": "1.0e+400",
+        "fine": 1000,
+        "half": 0.5,
+    }
+    job = GOOD.replace("  - type: worker\n", "  - type: worker\n    replicas: 1:40\n")
+    with pytest.raises(InvalidManifestError, match=r"replicas.*'1:40'") as err:
+        load_all_yaml(job)
+    assert "100" not in str(err.value)
