@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from t9k_sdk import _yaml
-from t9k_sdk import load_all_yaml
+from t9k_sdk import _yaml, load_all_yaml
 from t9k_sdk.errors import InvalidManifestError, InvalidYAMLError
 
 GOOD = """\
