@@ -20,6 +20,7 @@ from t9k_sdk import builders, codecs, models
 from t9k_sdk.builders._common import register_argument_hook
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, Problem
+from t9k_sdk.install import validate_namespace
 from t9k_sdk.pulumi._args import unknown_keys_error
 from t9k_sdk.pulumi._operator import T9kOperator
 from t9k_sdk.validation import validate_manifest
@@ -293,6 +294,14 @@ class _JobComponent(pulumi.ComponentResource):
                 f"{self.KIND} {resource_name!r}: a job in debug mode never finishes by itself;"
                 ' await "Running" (or nothing) instead of "Succeeded"'
             )
+        namespace_arg = args.get("namespace")
+        if isinstance(namespace_arg, str):  # an Output is checked when its value is known
+            _check_namespace(self.KIND, resource_name, namespace_arg)
+        elif namespace_arg is not None and not isinstance(namespace_arg, pulumi.Output):
+            raise TypeError(
+                f"{self.KIND} {resource_name!r}: namespace must be a string or a pulumi.Output;"
+                f" got {_describe(namespace_arg)}"
+            )
         operator = args.get("operator")
         extra: list[pulumi.Resource] = []
         if operator is not None:
@@ -308,6 +317,9 @@ class _JobComponent(pulumi.ComponentResource):
         self.manifest = codecs.to_manifest(job)
         metadata: dict[str, Any] = dict(self.manifest["metadata"])
         namespace = args.get("namespace")
+        if isinstance(namespace, pulumi.Output):
+            kind = self.KIND
+            namespace = namespace.apply(lambda n: _check_namespace(kind, resource_name, n))
         if namespace is not None:
             metadata["namespace"] = namespace
         if await_phase is not None:
@@ -482,6 +494,18 @@ def _resolved(
         pulumi.Output.all(pulumi.Output.from_input(metadata), *outputs).apply(meta),
         pulumi.Output.all(*(_DEFERRED[t] for t in tokens)).apply(spec),
     )
+
+
+def _check_namespace(kind: str, resource_name: str, namespace: object) -> str:
+    """`namespace`, or a ValueError naming the component, as `t9k-sdk apply -n` says it."""
+    if not isinstance(namespace, str):
+        raise TypeError(
+            f"{kind} {resource_name!r}: namespace must be a string; got {_describe(namespace)}"
+        )
+    try:
+        return validate_namespace(namespace)
+    except ValueError as err:
+        raise ValueError(f"{kind} {resource_name!r}: {err}") from None
 
 
 def _job_model(kind: str, job: object) -> AnyJob:

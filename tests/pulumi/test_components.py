@@ -448,6 +448,11 @@ def test_something_that_is_not_a_job_is_rejected(engine: Engine, bad: Any) -> No
         ({"await_phase": "Running", "timeout": "0s"}, "timeout must be positive"),
         ({"timeout": "5m"}, "timeout='5m' only applies with await_phase"),
         ({"operator": "t9k"}, "operator must be a t9k_sdk.pulumi.T9kOperator; got str"),
+        ({"namespace": "ml\n"}, "GenericJob 'x': namespace 'ml\\n' is not a valid namespace name"),
+        ({"namespace": "ML"}, "namespace 'ML' is not a valid namespace name"),
+        ({"namespace": "ml/../kube-system"}, "'ml/../kube-system' is not a valid namespace"),
+        ({"namespace": ""}, "namespace must not be empty"),
+        ({"namespace": 7}, "namespace must be a string or a pulumi.Output; got"),
     ],
 )
 def test_bad_arguments_are_rejected_before_anything_is_registered(
@@ -770,3 +775,13 @@ def test_a_preview_with_an_unknown_output_registers_the_job_with_its_name_known(
     spec = sent.get("spec")
     assert spec is None or isinstance(spec, pulumi.output.Unknown), spec
     assert seen == [True]
+
+
+@pytest.mark.usefixtures("engine")
+def test_a_namespace_output_is_checked_when_its_value_is_known() -> None:
+    def program() -> list[pulumi.Output[Any]]:
+        namespace = pulumi.Output.from_input("ml/../kube-system")
+        return [GenericJob("mnist", {"job": generic(), "namespace": namespace}).namespace]
+
+    with pytest.raises(Exception, match=r"GenericJob 'mnist': namespace 'ml/\.\./kube-system'"):
+        run(program)
