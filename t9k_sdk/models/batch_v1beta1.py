@@ -541,10 +541,36 @@ _MODE_TYPES_CEL = (
 )
 
 
+_QUEUE_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+
+
+def _queue_name(value: str) -> str:
+    """The queue becomes the pods' `scheduler.tensorstack.dev/queue` label: a label value."""
+    if len(value) > 63 or not _QUEUE_NAME.fullmatch(value):
+        raise PydanticCustomError(
+            "t9k_queue",
+            "must be a label value (it labels the job's pods): at most 63 characters of letters,"
+            f" digits, '-', '_' and '.', starting and ending with a letter or digit; got {value!r}",
+        )
+    return value
+
+
 class T9kScheduler(K8sModel):
     """T9kScheduler provides additional configurations needed for the scheduling process."""
 
-    queue: Annotated[str, Field(min_length=1)]
+    queue: Annotated[
+        str,
+        Field(min_length=1, max_length=63),
+        AfterValidator(_queue_name),
+        WithJsonSchema(
+            {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 63,
+                "pattern": "^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$",
+            }
+        ),
+    ]
     """Specifies the name of the queue should be used for running this workload."""
     priority: Annotated[Int, Field(ge=0, le=100)] | None = wire_default(0)
     """Indicates the priority of the PodGroup; valid range: [0, 100]. Optional: Default to 0."""
@@ -1509,6 +1535,30 @@ def _dj_mounts_cel() -> dict[str, Any]:
 _DJ_MOUNTS_CEL = _dj_mounts_cel()
 
 
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _forwarded_env_problems(template: PodTemplateSpec) -> list[tuple[str, str]]:
+    """The container's variables reach every rank through a shell (DeepSpeed's launch, the ssh
+    sessions): a name a shell cannot hold (`A-DASH`, `A.DOT`) would be lost on the way."""
+    spec = template.spec
+    out = []
+    for i, c in enumerate((spec.containers if spec else None) or ()):
+        for j, e in enumerate(c.env or ()):
+            if not _SHELL_NAME.fullmatch(e.name):
+                out.append(
+                    (
+                        f"worker.template.spec.containers[{i}].env[{j}].name",
+                        "a DeepSpeedJob forwards its containers' environment to every training"
+                        " process through a shell, which can only carry names of letters,"
+                        " digits and '_' not starting with a digit; rename it, or set"
+                        f" disableCustomEnv: true to keep it for the entrypoint only; got"
+                        f" {e.name!r}",
+                    )
+                )
+    return out
+
+
 class DeepSpeedJobSpec(K8sModel):
     """DeepSpeedJobSpec outlines the intended configuration and execution parameters for a DeepSpeedJob."""
 
@@ -1604,6 +1654,8 @@ class DeepSpeedJobSpec(K8sModel):
             DEEPSPEED_RESERVED_PATHS,
             Msg.DJ_MOUNTS,
         )
+        if not self.disable_custom_env:
+            problems += _forwarded_env_problems(self.worker.template)
         if problems:
             raise rule_error(problems)
         return self

@@ -213,6 +213,32 @@ class PodSpec(K8sPassthroughModel):
     affinity: dict[str, Any] | None = None
     """Scheduling constraints."""
 
+    @model_validator(mode="after")
+    def _unique_container_names(self) -> Self:
+        """The API server refuses a pod whose containers (init containers included) share a
+        name; say so when the job is submitted, not when its pods are created."""
+        seen: dict[str, str] = {}
+        problems = []
+        for key, containers in (
+            ("initContainers", self.init_containers),
+            ("containers", self.containers),
+        ):
+            for i, c in enumerate(containers or ()):
+                where = f"{key}[{i}]"
+                if c.name in seen:
+                    problems.append(
+                        (
+                            f"{where}.name",
+                            f"container names must be unique within a pod (the API server"
+                            f" refuses the pod); {c.name!r} is also {seen[c.name]}'s",
+                        )
+                    )
+                else:
+                    seen[c.name] = where
+        if problems:
+            raise rule_error(problems)
+        return self
+
 
 class PodTemplateSpec(K8sPassthroughModel):
     """Template of the pods of a replica."""

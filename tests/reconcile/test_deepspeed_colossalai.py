@@ -43,7 +43,7 @@ def test_deepspeed_objects_and_worker_commands() -> None:
             "replicas": 3,
             "template": pod(
                 "worker",
-                env=[{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "my.var", "value": "x"}],
+                env=[{"name": "NCCL_DEBUG", "value": "INFO"}, {"name": "my_var", "value": "x"}],
             ),
         },
     )

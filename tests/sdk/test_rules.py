@@ -27,6 +27,54 @@ def _named(data: dict[str, Any], name: str) -> dict[str, Any]:
 
 # (id, manifest, path, message fragment)
 INVALID: list[tuple[str, dict[str, Any], str, str]] = [
+    (
+        "container-names-repeat",
+        generic_job(
+            replicaSpecs=[
+                {
+                    **W,
+                    "template": {
+                        "spec": {
+                            "initContainers": [{"name": "w", "image": "i"}],
+                            "containers": [{"name": "w", "image": "i"}],
+                        }
+                    },
+                }
+            ]
+        ),
+        "spec.replicaSpecs[0].template.spec.containers[0].name",
+        "container names must be unique within a pod",
+    ),
+    (
+        "queue-not-a-label-value",
+        generic_job(scheduler={"t9kScheduler": {"queue": "team a/gpu"}}),
+        "spec.scheduler.t9kScheduler.queue",
+        "must be a label value (it labels the job's pods)",
+    ),
+    (
+        "deepspeed-env-name-not-a-shell-name",
+        deepspeed_job(
+            worker={
+                "replicas": 2,
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "worker",
+                                "image": "i",
+                                "env": [
+                                    {"name": "OK", "value": "1"},
+                                    {"name": "A-DASH", "value": "2"},
+                                ],
+                            }
+                        ]
+                    }
+                },
+            }
+        ),
+        "spec.worker.template.spec.containers[0].env[1].name",
+        "set disableCustomEnv: true to keep it for the entrypoint only; got 'A-DASH'",
+    ),
     ("no-replica-specs", generic_job(replicaSpecs=[]), "spec.replicaSpecs", "at least 1 item"),
     (
         "duplicate-types",
