@@ -258,6 +258,35 @@ def install_manifests(
     ]
 
 
+METRICS_NAMESPACE_LABEL = ("metrics", "enabled")
+"""The label a namespace needs for its pods (Prometheus) to reach the operator's health port
+under `network_policy()`: kubebuilder's convention."""
+
+
+def network_policy(namespace: str = DEFAULT_NAMESPACE) -> dict[str, Any]:
+    """A NetworkPolicy for the operator's pod: nothing reaches it but its health port (probes
+    and `/metrics`), and that only from namespaces labelled `metrics=enabled` (as kubebuilder's
+    optional policy does). The kubelet's probes come from the node, which network plugins
+    admit whatever the policy says. Opt-in: `t9k-sdk install --network-policy`."""
+    validate_namespace(namespace)
+    key, value = METRICS_NAMESPACE_LABEL
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _metadata(NAME, namespace),
+        "spec": {
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {
+                    "from": [{"namespaceSelector": {"matchLabels": {key: value}}}],
+                    "ports": [{"protocol": "TCP", "port": HEALTH_PORT}],
+                }
+            ],
+        },
+    }
+
+
 _RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 _GENERATED = (
     "# Generated from t9k_sdk/install.py (install_manifests with the defaults); do not edit.\n"

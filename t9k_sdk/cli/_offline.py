@@ -443,7 +443,12 @@ def _cmd_completion(args: argparse.Namespace) -> int:
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
-    from t9k_sdk.install import DEFAULT_IMAGE, DEFAULT_NAMESPACE, install_manifests
+    from t9k_sdk.install import (
+        DEFAULT_IMAGE,
+        DEFAULT_NAMESPACE,
+        install_manifests,
+        network_policy,
+    )
     from t9k_sdk.install_files import (
         DEFAULT_WATCH_NAMESPACE,
         helm_chart_files,
@@ -454,6 +459,12 @@ def _cmd_install(args: argparse.Namespace) -> int:
     namespace = DEFAULT_NAMESPACE if args.namespace is None else args.namespace
     if args.kustomize is not None and args.helm_chart is not None:
         raise UsageError("--kustomize and --helm-chart write different trees: give one of them")
+    if args.network_policy and (args.kustomize is not None or args.helm_chart is not None):
+        raise UsageError(
+            "--network-policy adds to the printed install only; for a kustomize tree or a Helm"
+            " chart, take the NetworkPolicy from `t9k-sdk install --network-policy` and add it"
+            " as a resource of your own"
+        )
     try:
         if args.kustomize is not None:
             directory = Path(args.kustomize)
@@ -466,6 +477,8 @@ def _cmd_install(args: argparse.Namespace) -> int:
             what = "Helm chart"
         else:
             objects = install_manifests(image, namespace, watch_namespace=args.watch_namespace)
+            if args.network_policy:
+                objects.append(network_policy(namespace))
             sys.stdout.write(codecs.dump_all_yaml(objects))
             return EXIT_OK
     except ValueError as exc:
@@ -774,6 +787,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         metavar="NS",
         help="reconcile only the jobs in NS, with a Role there instead of a ClusterRole"
         " (default: all namespaces)",
+    )
+    install.add_argument(
+        "--network-policy",
+        action="store_true",
+        help="also print a NetworkPolicy: only the health port is reachable, and only from"
+        " namespaces labelled metrics=enabled (docs/operator/security.md)",
     )
     install.add_argument(
         "--kustomize",

@@ -130,3 +130,24 @@ def test_plan_of_a_10000_replica_job_holds_one_pod_at_a_time(tmp_path: Path, out
     small_mib, _ = peak(small)
     assert big_out.read_text().count("big-worker-9999") >= 1  # every pod was printed
     assert big_mib <= small_mib + 32, (big_mib, small_mib)
+
+
+def test_install_can_add_a_network_policy_that_admits_only_the_health_port(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["install", "--network-policy", "--namespace", "ops"]) == 0
+    docs = list(yaml.safe_load_all(capsys.readouterr().out))
+    (policy,) = [d for d in docs if d["kind"] == "NetworkPolicy"]
+    (deployment,) = [d for d in docs if d["kind"] == "Deployment"]
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    selector = policy["spec"]["podSelector"]["matchLabels"]
+    assert selector.items() <= pod_labels.items()  # it selects the operator's pod
+    assert policy["metadata"]["namespace"] == "ops"
+    (rule,) = policy["spec"]["ingress"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert [p["port"] for p in rule["ports"]] == [container["ports"][0]["containerPort"]]
+    assert rule["from"] == [{"namespaceSelector": {"matchLabels": {"metrics": "enabled"}}}]
+    assert main(["install"]) == 0  # not by default
+    assert "NetworkPolicy" not in capsys.readouterr().out
+    assert main(["install", "--network-policy", "--kustomize", str(tmp_path)]) == 2
+    assert "adds to the printed install only" in capsys.readouterr().err
