@@ -18,7 +18,11 @@ from typing import Any
 from t9k_sdk import codecs, crds, models
 from t9k_sdk.errors import InvalidManifestError, Problem
 
-__all__ = ["validate_manifest"]
+__all__ = ["manifest_warnings", "validate_manifest"]
+
+DEEPSPEED_EXPORTED_PREFIXES = ("MLFLOW", "NCCL", "PYTHON", "MV2", "UCX")
+"""DeepSpeed's pdsh runner (deepspeed/launcher/multinode_runner.py, EXPORT_ENVS) copies the
+launcher's variables with these prefixes into the command line it runs on every worker."""
 
 
 def validate_manifest(data: Mapping[str, Any]) -> list[Problem]:
@@ -127,3 +131,48 @@ def _article(type_name: str) -> str:
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def manifest_warnings(data: Mapping[str, Any]) -> list[Problem]:
+    """What is valid but probably not meant, for `t9k-sdk validate` to warn about (an empty
+    list for most jobs). Today: a DeepSpeedJob's Secret-sourced variables that DeepSpeed's pdsh
+    runner writes into the command line of every worker, where any process there can read them
+    (`ps`)."""
+    if not isinstance(data, Mapping) or data.get("kind") != "DeepSpeedJob":
+        return []
+    worker = (data.get("spec") or {}).get("worker") or {}
+    spec = ((worker.get("template") or {}).get("spec")) or {}
+    out: list[Problem] = []
+    containers = spec.get("containers") if isinstance(spec, Mapping) else None
+    for i, c in enumerate(containers if isinstance(containers, list) else ()):
+        if not isinstance(c, Mapping):
+            continue
+        path = f"spec.worker.template.spec.containers[{i}]"
+        env = c.get("env")
+        for j, e in enumerate(env if isinstance(env, list) else ()):
+            name = str(e.get("name", "")) if isinstance(e, Mapping) else ""
+            source = (e.get("valueFrom") or {}) if isinstance(e, Mapping) else {}
+            if "secretKeyRef" in source and name.startswith(DEEPSPEED_EXPORTED_PREFIXES):
+                out.append(
+                    Problem(
+                        f"{path}.env[{j}]",
+                        f"{name} comes from a Secret, and DeepSpeed's pdsh runner copies"
+                        f" {'/'.join(DEEPSPEED_EXPORTED_PREFIXES)}* variables into the command"
+                        " line it starts on every worker, where other processes can read it"
+                        " (ps); mount the Secret as a file, or give it a name without these"
+                        " prefixes and set it in the training script",
+                    )
+                )
+        env_from = c.get("envFrom")
+        for j, e in enumerate(env_from if isinstance(env_from, list) else ()):
+            if isinstance(e, Mapping) and "secretRef" in e:
+                out.append(
+                    Problem(
+                        f"{path}.envFrom[{j}]",
+                        "variables from a Secret whose names start with"
+                        f" {'/'.join(DEEPSPEED_EXPORTED_PREFIXES)} are copied by DeepSpeed's"
+                        " pdsh runner into the command line of every worker, where other"
+                        " processes can read them (ps)",
+                    )
+                )
+    return out

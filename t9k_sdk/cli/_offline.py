@@ -45,7 +45,7 @@ from t9k_sdk.errors import (
     LegacyManifestWarning,
     Problem,
 )
-from t9k_sdk.validation import validate_manifest
+from t9k_sdk.validation import manifest_warnings, validate_manifest
 
 __all__ = ["add_commands", "add_completion"]
 
@@ -107,6 +107,8 @@ class _Report:
     invalid_documents: int = 0
     problems: int = 0
     syntax_errors: int = 0
+    warnings: int = 0
+    """Valid, but probably not meant (`validation.manifest_warnings`): shown, exit status 0."""
 
     @property
     def ok(self) -> bool:
@@ -114,7 +116,8 @@ class _Report:
 
     def summary(self, files: int) -> str:
         if self.ok:
-            return f"{_plural(self.documents, 'document')} valid"
+            warned = f" ({_plural(self.warnings, 'warning')})" if self.warnings else ""
+            return f"{_plural(self.documents, 'document')} valid{warned}"
         parts = []
         if self.problems:
             parts.append(
@@ -162,6 +165,10 @@ def _validate_text(text: bytes, label: str, report: _Report) -> None:
                     )
                 else:  # not ours to explain: pass it on
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            if isinstance(doc, Mapping):
+                for warning in manifest_warnings(doc):
+                    report.warnings += 1
+                    report.lines.append(f"{where}: warning: {warning}")
             if found or legacy:
                 report.invalid_documents += 1
             if found:

@@ -700,3 +700,39 @@ def test_status_keeps_unknown_keys_when_read_but_validation_reports_them() -> No
     job = codecs.from_manifest(live)
     assert codecs.to_manifest(job)["status"]["startTime"] == "2024-09-09T09:56:52Z"
     assert [p.path for p in validate_manifest(live)] == ["status.startTime"]
+
+
+def test_validate_warns_about_secrets_deepspeed_copies_into_pdshs_command_line(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Valid, so exit 0, but said: DeepSpeed's pdsh runner copies MLFLOW_*, NCCL_*, PYTHON*,
+    MV2*, UCX* variables of the launcher into the command line of every worker."""
+    from t9k_sdk.cli import main
+    from t9k_sdk.validation import manifest_warnings
+
+    secret = {"secretKeyRef": {"name": "mlflow", "key": "password"}}
+    container = {
+        "name": "worker",
+        "image": "i",
+        "env": [
+            {"name": "MLFLOW_TRACKING_PASSWORD", "valueFrom": secret},
+            {"name": "MY_TOKEN", "valueFrom": secret},  # not copied by DeepSpeed: no warning
+            {"name": "NCCL_DEBUG", "value": "INFO"},  # not a Secret: no warning
+        ],
+        "envFrom": [{"secretRef": {"name": "more"}}, {"configMapRef": {"name": "cm"}}],
+    }
+    job = deepspeed_job(worker={"replicas": 2, "template": {"spec": {"containers": [container]}}})
+    assert validate_manifest(job) == []
+    warned = manifest_warnings(job)
+    assert [w.path for w in warned] == [
+        "spec.worker.template.spec.containers[0].env[0]",
+        "spec.worker.template.spec.containers[0].envFrom[0]",
+    ]
+    assert "MLFLOW_TRACKING_PASSWORD comes from a Secret" in warned[0].message
+    assert manifest_warnings(generic_job()) == []
+    path = tmp_path / "job.yaml"
+    path.write_text(codecs.dump_all_yaml([job]))
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: spec.worker.template.spec.containers[0].env[0]: MLFLOW_TRACKING" in out
+    assert out.splitlines()[-1] == "1 document valid (2 warnings)"
