@@ -11,6 +11,7 @@ would drop them (pruning) or reject the object, so validation reports them.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -135,10 +136,17 @@ def _show(value: Any) -> str:
 
 def manifest_warnings(data: Mapping[str, Any]) -> list[Problem]:
     """What is valid but probably not meant, for `t9k-sdk validate` to warn about (an empty
-    list for most jobs). Today: a DeepSpeedJob's Secret-sourced variables that DeepSpeed's pdsh
-    runner writes into the command line of every worker, where any process there can read them
-    (`ps`)."""
-    if not isinstance(data, Mapping) or data.get("kind") != "DeepSpeedJob":
+    list for most jobs):
+
+    * a DeepSpeedJob's Secret-sourced variables that DeepSpeed's pdsh runner writes into the
+      command line of every worker, where any process there can read them (`ps`);
+    * a GenericJob or ColossalAIJob replica with `restartPolicy.policy: Always` and no `limit`
+      (0): it is never restarted, which is probably not what `Always` meant;
+    * a GenericJob that uses `$(service...)` variables without `spec.service`: its pods get the
+      text as written, not a host name or port."""
+    if data.get("kind") in ("GenericJob", "ColossalAIJob"):
+        return _replica_warnings(data)
+    if data.get("kind") != "DeepSpeedJob":
         return []
     worker = (data.get("spec") or {}).get("worker") or {}
     spec = ((worker.get("template") or {}).get("spec")) or {}
@@ -173,6 +181,41 @@ def manifest_warnings(data: Mapping[str, Any]) -> list[Problem]:
                         f" {'/'.join(DEEPSPEED_EXPORTED_PREFIXES)} are copied by DeepSpeed's"
                         " pdsh runner into the command line of every worker, where other"
                         " processes can read them (ps)",
+                    )
+                )
+    return out
+
+
+def _replica_warnings(data: Mapping[str, Any]) -> list[Problem]:
+    spec = data.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+    out: list[Problem] = []
+    specs = spec.get("replicaSpecs")
+    for i, r in enumerate(specs if isinstance(specs, list) else ()):
+        if not isinstance(r, Mapping):
+            continue
+        policy = r.get("restartPolicy")
+        policy = policy if isinstance(policy, Mapping) else {}
+        if policy.get("policy") == "Always" and not policy.get("limit"):
+            out.append(
+                Problem(
+                    f"spec.replicaSpecs[{i}].restartPolicy.limit",
+                    "policy Always with limit 0 (the default) never restarts the replica:"
+                    " the limit is how many restarts the replica type may use; set it (and"
+                    " note that Always also restarts a replica that succeeded, so a job may"
+                    " never finish by itself)",
+                )
+            )
+        if data.get("kind") == "GenericJob" and spec.get("service") is None:
+            text = json.dumps(r.get("template") or {})
+            if "$(service." in text:
+                out.append(
+                    Problem(
+                        f"spec.replicaSpecs[{i}].template",
+                        "uses $(service...) variables, but the job has no spec.service: no"
+                        " Service is created and the pods get the text as written; add"
+                        " spec.service with the ports the variables name",
                     )
                 )
     return out

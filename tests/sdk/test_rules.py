@@ -736,3 +736,27 @@ def test_validate_warns_about_secrets_deepspeed_copies_into_pdshs_command_line(
     out = capsys.readouterr().out
     assert "warning: spec.worker.template.spec.containers[0].env[0]: MLFLOW_TRACKING" in out
     assert out.splitlines()[-1] == "1 document valid (2 warnings)"
+
+
+def test_validate_warns_about_always_without_a_limit_and_service_variables_without_a_service() -> (
+    None
+):
+    """T9k's manual shows both: `Always` with the default limit never restarts anything here,
+    and `$(service...)` without `spec.service` reaches the pods as literal text."""
+    from t9k_sdk.validation import manifest_warnings
+
+    replica = {
+        **W,
+        "restartPolicy": {"policy": "Always"},
+        "template": pod("w", command=["run", "--peer=$(service.worker[0].host)"]),
+    }
+    warned = manifest_warnings(generic_job(replicaSpecs=[replica]))
+    assert [w.path for w in warned] == [
+        "spec.replicaSpecs[0].restartPolicy.limit",
+        "spec.replicaSpecs[0].template",
+    ]
+    assert "never restarts the replica" in warned[0].message
+    assert "no spec.service" in warned[1].message
+    fine = {**replica, "restartPolicy": {"policy": "Always", "limit": 3}}
+    served = generic_job(replicaSpecs=[fine], service={"ports": [{"name": "p", "port": 80}]})
+    assert manifest_warnings(served) == []
