@@ -10,9 +10,11 @@ so they hold the same objects:
                                     instead of the ClusterRole, and the operator started with
                                     --namespace=<watched>; the watched namespace is one line of
                                     its kustomization.yaml (a replacement source)
+        components/network-policy/  opt-in: the NetworkPolicy of `install --network-policy`
 
     helm_chart_files(image, namespace, watch_namespace=None) -> {relative path: text}
-        Chart.yaml, values.yaml, values.schema.json, crds/, templates/
+        Chart.yaml, values.yaml, values.schema.json, crds/, templates/ (networkPolicy: true
+        adds the NetworkPolicy)
 
 `t9k-sdk install --kustomize DIR` and `--helm-chart DIR` write them; `make install-files`
 regenerates the committed copies in deploy/ (tests/operator/test_install_files.py fails when
@@ -39,6 +41,7 @@ from t9k_sdk.install import (
     LEASE_ROLE,
     NAME,
     install_manifests,
+    network_policy,
     validate_namespace,
 )
 
@@ -255,6 +258,25 @@ def kustomize_files(
         "# `namespace=` literal of the configMapGenerator below (a local-config ConfigMap: it is\n"
         "# not applied, it only feeds the replacements). That namespace must exist first.\n",
     )
+    component = "components/network-policy"
+    files[f"{component}/network-policy.yaml"] = _BASE_GENERATED + dump_documents(
+        [network_policy(namespace)]
+    )
+    files[f"{component}/kustomization.yaml"] = (
+        _BASE_GENERATED
+        + "# Opt-in: add `components: [../../components/network-policy]` to an overlay. The\n"
+        + "# operator's pod then admits nothing but its health port (probes, /metrics), and that\n"
+        + "# only from namespaces labelled metrics=enabled (`t9k-sdk install --network-policy`).\n"
+        + dump_documents(
+            [
+                {
+                    "apiVersion": "kustomize.config.k8s.io/v1alpha1",
+                    "kind": "Component",
+                    "resources": ["network-policy.yaml"],
+                }
+            ]
+        )
+    )
     return files
 
 
@@ -444,6 +466,11 @@ def _schema() -> dict[str, Any]:
                 "pattern": f"^$|{NAMESPACE_PATTERN}",
                 "maxLength": 63,
             },
+            "networkPolicy": {
+                "description": "also render a NetworkPolicy: only the health port is"
+                " reachable, from namespaces labelled metrics=enabled",
+                "type": "boolean",
+            },
             "replicas": {
                 "description": "operator pods; only the Lease holder acts, the others stand by",
                 "type": "integer",
@@ -491,6 +518,9 @@ def _values_yaml(values: dict[str, Any]) -> str:
         + "\n# Empty: the operator reconciles the jobs of every namespace (a ClusterRole). A namespace:\n"
         + "# only the jobs there, with a Role and RoleBinding in it (it must exist first).\n"
         + f"watchNamespace: {json.dumps(values['watchNamespace'])}\n"
+        + "\n# true: a NetworkPolicy admits nothing but the operator's health port (probes, /metrics),\n"
+        + "# and that only from namespaces labelled metrics=enabled (`t9k-sdk install --network-policy`).\n"
+        + f"networkPolicy: {json.dumps(values['networkPolicy'])}\n"
         + f"\n# Operator pods (at most {MAX_REPLICAS}): only the Lease holder acts, the others stand by.\n"
         + dump({"replicas": values["replicas"]})
         + "\n# The operator container's resources.\n"
@@ -536,6 +566,7 @@ def helm_chart_files(
         "namespace": namespace,
         "createNamespace": True,
         "watchNamespace": watch_namespace or "",
+        "networkPolicy": False,
         "replicas": deployment["spec"]["replicas"],
         "resources": container["resources"],
     }
@@ -602,4 +633,10 @@ def helm_chart_files(
             )
         else:
             files[f"templates/{path}"] = header + _template_text(objects)
+    files["templates/network-policy.yaml"] = (
+        header
+        + "{{- if .Values.networkPolicy }}\n"
+        + _template_text([network_policy(_NS)])
+        + "{{- end }}\n"
+    )
     return files

@@ -29,6 +29,9 @@ class T9kOperatorArgs(TypedDict, total=False):
     retain_crds: bool
     """Keep the CRDs on `destroy` (default True, as Helm keeps a chart's CRDs): deleting a CRD
     deletes every job of that kind in the cluster, including jobs of other stacks."""
+    network_policy: bool
+    """Also create the NetworkPolicy of `t9k-sdk install --network-policy` (default False):
+    only the health port is reachable, from namespaces labelled `metrics=enabled`."""
 
 
 class T9kOperator(pulumi.ComponentResource):
@@ -59,6 +62,8 @@ class T9kOperator(pulumi.ComponentResource):
     operator's permissions there."""
     role_bindings: list[k8s.rbac.v1.RoleBinding]
     deployment: k8s.apps.v1.Deployment
+    network_policy: k8s.networking.v1.NetworkPolicy | None
+    """With `network_policy=True`; else None."""
     manifests: list[dict[str, Any]]
     """What was installed: `install_manifests(image, namespace)`."""
 
@@ -170,6 +175,15 @@ class T9kOperator(pulumi.ComponentResource):
             spec=deployment["spec"],
             opts=child(*bindings, *self.crds.values()),
         )
+        self.network_policy = None
+        if given.get("network_policy", False):
+            policy = install.network_policy(namespace)
+            self.network_policy = k8s.networking.v1.NetworkPolicy(
+                f"{resource_name}-network-policy",
+                metadata=in_namespace(policy["metadata"]),
+                spec=policy["spec"],
+                opts=child(),
+            )
         self.register_outputs(
             {
                 "namespace": self.namespace,

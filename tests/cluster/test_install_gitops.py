@@ -152,6 +152,18 @@ def test_kubectl_kustomize_gives_what_t9k_sdk_install_prints(
     assert_same_objects(kustomize(kubectl, KUSTOMIZE / tree), t9k_install(*options))
 
 
+def test_the_network_policy_component_adds_what_install_network_policy_prints(
+    kubectl: Path, tmp_path: Path
+) -> None:
+    component = KUSTOMIZE / "components" / "network-policy"
+    mine = downstream(tmp_path, KUSTOMIZE / "overlays/cluster-wide", "components:\n- COMPONENT\n")
+    text = (mine / "kustomization.yaml").read_text()
+    (mine / "kustomization.yaml").write_text(
+        text.replace("COMPONENT", os.path.relpath(component, mine))
+    )
+    assert_same_objects(kustomize(kubectl, mine), t9k_install("--network-policy"))
+
+
 def test_the_base_takes_a_kustomize_image_override(kubectl: Path, tmp_path: Path) -> None:
     mine = downstream(
         tmp_path,
@@ -331,8 +343,12 @@ def test_helm_lint_passes_strict(helm: Path, helm_env: dict[str, str]) -> None:
             ("--set", "image.digest=sha256:" + "ab" * 32),
             ("--image", "t9k-operator@sha256:" + "ab" * 32),
         ),
+        (
+            ("--set", "networkPolicy=true", "--set", "namespace=ops"),
+            ("--network-policy", "--namespace", "ops"),
+        ),
     ],
-    ids=["defaults", "watchNamespace", "namespace-and-image", "digest"],
+    ids=["defaults", "watchNamespace", "namespace-and-image", "digest", "networkPolicy"],
 )  # fmt: skip
 def test_helm_template_gives_what_t9k_sdk_install_prints(
     helm: Path, helm_env: dict[str, str], values: tuple[str, ...], options: tuple[str, ...]

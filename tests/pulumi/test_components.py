@@ -23,7 +23,7 @@ import t9k_sdk
 from t9k_sdk import Debug, Replica, TorchrunJob, models, to_manifest
 from t9k_sdk.crds import generate_crds
 from t9k_sdk.errors import InvalidManifestError
-from t9k_sdk.install import install_manifests
+from t9k_sdk.install import install_manifests, network_policy
 from t9k_sdk.pulumi import (
     REPLACE_ON_CHANGES,
     ColossalAIJob,
@@ -507,6 +507,15 @@ def test_the_operator_component_creates_exactly_the_install_manifests(
             and r["metadata"]["name"] == manifest["metadata"]["name"]
         ]
         assert plain(match) == plain(manifest), manifest["kind"]
+
+
+def test_the_operator_component_adds_the_network_policy_when_asked(engine: Engine) -> None:
+    args: T9kOperatorArgs = {"namespace": "ml-system", "network_policy": True}
+    run(lambda: [T9kOperator("t9k", args).namespace])
+    (sent,) = engine.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+    expected = network_policy("ml-system")
+    assert plain(sent.inputs["spec"]) == plain(expected["spec"])
+    assert sent.inputs["metadata"]["namespace"] == "ml-system"
 
 
 def test_the_crds_are_the_generated_ones_keyed_by_kind_and_kept_on_destroy(engine: Engine) -> None:
