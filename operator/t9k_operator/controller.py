@@ -429,9 +429,9 @@ class Controller:
 
     def _observe(self, key: JobKey, job: Manifest) -> Observed:
         """The job's children from the caches (by namespace and controller uid, never by name or
-        label), plus
-        what the core must know about: refused writes, and foreign objects holding child names
-        (read again from the API server, since the caches only hold objects with our labels)."""
+        label), plus what the core must know about: refused writes, and foreign objects holding
+        child names (read again from the API server, since the caches only hold objects with our
+        labels)."""
         meta = o.meta(job)
         uid = meta.uid
         foreign = self._refresh_foreign(key, uid)

@@ -10,10 +10,13 @@ import re
 from collections.abc import Mapping
 
 __all__ = [
+    "DNS_LABEL_PATTERN",
     "GENERATED_SUFFIX",
+    "LABEL_VALUE_PATTERN",
     "MAX_GENERATE_NAME",
     "generate_name_problem",
     "is_dns_label",
+    "is_label_value",
     "label_problems",
     "namespace_problem",
 ]
@@ -23,6 +26,18 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _GENERATE_NAME = re.compile(r"[a-z0-9][-a-z0-9]*")
+
+DNS_LABEL_PATTERN = f"^{_DNS_LABEL.pattern}$"
+"""`is_dns_label`'s expression for a JSON schema (with `maxLength: 63`)."""
+LABEL_VALUE_PATTERN = f"^{_LABEL_VALUE.pattern}$"
+"""A label value's expression for a JSON schema (with `maxLength: 63`; empty matches)."""
+
+
+def is_label_value(value: str) -> bool:
+    """A label value: at most 63 characters of letters, digits, '-', '_' and '.', starting and
+    ending with a letter or digit (or empty)."""
+    return len(value) <= 63 and _LABEL_VALUE.fullmatch(value) is not None
+
 
 MAX_GENERATE_NAME = 58
 """The server keeps at most 58 characters of generateName and appends 5 random ones."""
@@ -78,7 +93,7 @@ def label_problems(
         why = _qualified_name_problem(key)
         if why is not None:
             problems.append(("labels", f"{why}; got key {key!r}"))
-        elif len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
+        elif not is_label_value(value):
             problems.append(
                 (
                     "labels",

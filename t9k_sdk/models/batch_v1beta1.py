@@ -541,12 +541,9 @@ _MODE_TYPES_CEL = (
 )
 
 
-_QUEUE_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-
-
 def _queue_name(value: str) -> str:
     """The queue becomes the pods' `scheduler.tensorstack.dev/queue` label: a label value."""
-    if len(value) > 63 or not _QUEUE_NAME.fullmatch(value):
+    if not _names.is_label_value(value):
         raise PydanticCustomError(
             "t9k_queue",
             "must be a label value (it labels the job's pods): at most 63 characters of letters,"
@@ -567,7 +564,7 @@ class T9kScheduler(K8sModel):
                 "type": "string",
                 "minLength": 1,
                 "maxLength": 63,
-                "pattern": "^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$",
+                "pattern": _names.LABEL_VALUE_PATTERN,
             }
         ),
     ]

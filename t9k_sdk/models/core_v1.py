@@ -21,7 +21,7 @@ from t9k_sdk.models._base import (
     ResourceQuantity,
     rule_error,
 )
-from t9k_sdk.models._names import is_dns_label
+from t9k_sdk.models._names import DNS_LABEL_PATTERN, is_dns_label
 from t9k_sdk.models.meta_v1 import ObjectMeta
 
 __all__ = [
@@ -40,9 +40,6 @@ __all__ = [
 ]
 
 
-_DNS_LABEL_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-
-
 def _dns_label(value: str) -> str:
     if not is_dns_label(value):
         raise PydanticCustomError(
@@ -56,7 +53,7 @@ def _dns_label(value: str) -> str:
 ContainerName = Annotated[
     str,
     AfterValidator(_dns_label),
-    WithJsonSchema({"type": "string", "maxLength": 63, "pattern": _DNS_LABEL_PATTERN}),
+    WithJsonSchema({"type": "string", "maxLength": 63, "pattern": DNS_LABEL_PATTERN}),
 ]
 """A container's (or a service port's) name: a DNS-1123 label, as the API server requires."""
 

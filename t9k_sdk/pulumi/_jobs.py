@@ -316,7 +316,7 @@ class _JobComponent(pulumi.ComponentResource):
 
         self.manifest = codecs.to_manifest(job)
         metadata: dict[str, Any] = dict(self.manifest["metadata"])
-        namespace = args.get("namespace")
+        namespace = namespace_arg
         if isinstance(namespace, pulumi.Output):
             kind = self.KIND
             namespace = namespace.apply(lambda n: _check_namespace(kind, resource_name, n))

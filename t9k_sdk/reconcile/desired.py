@@ -11,7 +11,7 @@ import functools
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -919,19 +919,15 @@ def iter_desired_children(
 
 def desired_children(job: AnyJob, *, ssh_key: tuple[str, str] | None = None) -> Children:
     """Everything a newly created `job` would own, as `t9k-sdk plan` shows it."""
-    rules = rules_for(job)
-    run_mode = rules.run_mode()
-    mode: Mode = "debug" if run_mode.debug_enabled else "immediate"
-    pods: Iterable[Manifest] = (
-        () if run_mode.pause_enabled else (rules.pod(s, mode) for s in rules.slots())
-    )
-    group = rules.pod_group()
+    by_kind: dict[str, list[Manifest]] = {}
+    for obj in iter_desired_children(job, ssh_key=ssh_key):
+        by_kind.setdefault(str(obj["kind"]), []).append(obj)
     return Children(
-        pods=tuple(pods),
-        services=tuple(rules.services()),
-        config_maps=tuple(rules.config_maps()),
-        secrets=tuple(rules.secrets(ssh_key)),
-        pod_groups=(group,) if group else (),
+        pods=tuple(by_kind.get("Pod", ())),
+        services=tuple(by_kind.get("Service", ())),
+        config_maps=tuple(by_kind.get("ConfigMap", ())),
+        secrets=tuple(by_kind.get("Secret", ())),
+        pod_groups=tuple(by_kind.get("PodGroup", ())),
     )
 
 
