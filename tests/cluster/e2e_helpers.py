@@ -34,6 +34,7 @@ from kubernetes.client.exceptions import ApiException
 from t9k_sdk import models
 from tests.cluster.kube_helpers import EXIT_CODE, REASON, RUN_FOR, request, wait_for
 from tests.cluster.operator_helpers import Operator, job_events
+from tools.realnode import NODE_LABEL as REAL_NODE_LABEL
 
 IMAGE = "example.invalid/t9k:sim"
 OWNER_LABEL = "tensorstack.dev/owner-name"
@@ -189,12 +190,18 @@ def restart_counts(status: Mapping[str, Any]) -> dict[str, int]:
 
 
 class PodHistory:
-    """Every pod uid seen in a namespace, per pod name, in order (a watch in a thread)."""
+    """Every pod uid seen in a namespace, per pod name, in order (a watch in a thread).
+
+    It also keeps the log of every container that runs on the real node, per pod uid, from the
+    moment the container starts (a follow stream in a thread): the operator deletes a failed pod
+    to recreate it, and with it the only copy of the log that says why it failed.
+    """
 
     def __init__(self, api: client.ApiClient, namespace: str) -> None:
         self._core = client.CoreV1Api(api)
         self._namespace = namespace
         self._uids: dict[str, list[str]] = defaultdict(list)
+        self._logs: dict[tuple[str, str], _FollowedLog] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._error: BaseException | None = None
@@ -206,6 +213,38 @@ class PodHistory:
             uids = self._uids[pod.metadata.name]
             if pod.metadata.uid not in uids:
                 uids.append(pod.metadata.uid)
+        if (pod.spec.node_selector or {}).get(REAL_NODE_LABEL[0]) == REAL_NODE_LABEL[1]:
+            self._follow(pod)
+
+    def _follow(self, pod: Any) -> None:
+        for status in pod.status.container_statuses or ():
+            if status.state is None or (status.state.running or status.state.terminated) is None:
+                continue
+            key = (pod.metadata.uid, status.name)
+            with self._lock:
+                if key in self._logs:
+                    continue
+                followed = self._logs[key] = _FollowedLog(pod.metadata.name, status.name)
+            threading.Thread(
+                target=followed.run,
+                args=(self._core, self._namespace),
+                name=f"log-{pod.metadata.name}",
+                daemon=True,
+            ).start()
+
+    def logs_since(self, mark: int) -> list[tuple[str, str]]:
+        """("pod/container (uid)", log) of the real-node containers followed after the first
+        `mark` (a `followed()` count), in the order they started."""
+        with self._lock:
+            followed = list(self._logs.items())[mark:]
+        return [
+            (f"{log.pod}/{log.container} (uid {uid})", log.text()) for (uid, _), log in followed
+        ]
+
+    def followed(self) -> int:
+        """How many containers' logs have been followed so far."""
+        with self._lock:
+            return len(self._logs)
 
     def _run(self) -> None:
         try:
@@ -247,6 +286,41 @@ class PodHistory:
         self._thread.join(10)
 
 
+class _FollowedLog:
+    """One container's log, read as `kubectl logs -f` reads it, kept up to LOG_KEEP bytes (the
+    tail)."""
+
+    LOG_KEEP = 256 * 1024
+
+    def __init__(self, pod: str, container: str) -> None:
+        self.pod = pod
+        self.container = container
+        self._data = bytearray()
+        self._lock = threading.Lock()
+
+    def run(self, core: client.CoreV1Api, namespace: str) -> None:
+        try:
+            resp = core.read_namespaced_pod_log(
+                self.pod,
+                namespace,
+                container=self.container,
+                follow=True,
+                timestamps=True,
+                _preload_content=False,
+            )
+            for chunk in resp.stream(4096):
+                with self._lock:
+                    self._data += chunk
+                    del self._data[: max(0, len(self._data) - self.LOG_KEEP)]
+        except Exception as err:  # the pod went first: say so where the log would be
+            with self._lock:
+                self._data += f"\n[the log stream ended: {err!r}]\n".encode()
+
+    def text(self) -> str:
+        with self._lock:
+            return self._data.decode(errors="replace")
+
+
 # --- the driver ------------------------------------------------------------------------------
 
 
@@ -268,9 +342,11 @@ class Jobs:
     env: E2E
     created: list[tuple[str, str]] = field(default_factory=list)
     log_offset: int = 0
+    pod_log_mark: int = 0
 
     def __post_init__(self) -> None:
         self.log_offset = self.env.operator.log_path.stat().st_size
+        self.pod_log_mark = self.env.pods.followed()
 
     @property
     def namespace(self) -> str:
@@ -435,6 +511,9 @@ class Jobs:
             text = fh.read().decode(errors="replace")
         print(f"===== operator log during the test ({self.env.operator.log_path}) =====")
         print(text)
+        for container, log in self.env.pods.logs_since(self.pod_log_mark):
+            print(f"===== log of {container}, followed while it ran =====")
+            print(log)
 
 
 def stays(fetch: Callable[[], Any], seconds: float, interval: float = 0.25) -> list[Any]:
