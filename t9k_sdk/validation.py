@@ -18,6 +18,7 @@ from typing import Any
 
 from t9k_sdk import codecs, crds, models
 from t9k_sdk.errors import InvalidManifestError, Problem
+from t9k_sdk.reconcile import bootstrap
 
 __all__ = ["manifest_warnings", "validate_manifest"]
 
@@ -143,11 +144,71 @@ def manifest_warnings(data: Mapping[str, Any]) -> list[Problem]:
     * a GenericJob or ColossalAIJob replica with `restartPolicy.policy: Always` and no `limit`
       (0): it is never restarted, which is probably not what `Always` meant;
     * a GenericJob that uses `$(service...)` variables without `spec.service`: its pods get the
-      text as written, not a host name or port."""
-    if data.get("kind") in ("GenericJob", "ColossalAIJob"):
-        return _replica_warnings(data)
-    if data.get("kind") != "DeepSpeedJob":
+      text as written, not a host name or port;
+    * a DeepSpeedJob's or ColossalAIJob's `T9K_*` variable: the operator sets these itself, and
+      takes only `T9K_BARRIER_TIMEOUT` from the user (whole seconds, 1 to 86400)."""
+    kind = data.get("kind")
+    out = _t9k_env_warnings(data) if kind in ("DeepSpeedJob", "ColossalAIJob") else []
+    if kind in ("GenericJob", "ColossalAIJob"):
+        return out + _replica_warnings(data)
+    if kind != "DeepSpeedJob":
+        return out
+    return out + _secret_env_warnings(data)
+
+
+def _templates(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(path, pod template) of each replica of a job, as far as they are mappings."""
+    spec = data.get("spec")
+    if not isinstance(spec, Mapping):
         return []
+    found: list[tuple[str, Any]] = []
+    if data.get("kind") == "DeepSpeedJob":
+        worker = spec.get("worker")
+        if isinstance(worker, Mapping):
+            found.append(("spec.worker.template", worker.get("template")))
+    specs = spec.get("replicaSpecs")
+    for i, r in enumerate(specs if isinstance(specs, list) else ()):
+        if isinstance(r, Mapping):
+            found.append((f"spec.replicaSpecs[{i}].template", r.get("template")))
+    return [(path, t) for path, t in found if isinstance(t, Mapping)]
+
+
+def _t9k_env_warnings(data: Mapping[str, Any]) -> list[Problem]:
+    out: list[Problem] = []
+    for path, template in _templates(data):
+        spec = template.get("spec")
+        containers = spec.get("containers") if isinstance(spec, Mapping) else None
+        for i, c in enumerate(containers if isinstance(containers, list) else ()):
+            env = c.get("env") if isinstance(c, Mapping) else None
+            for j, e in enumerate(env if isinstance(env, list) else ()):
+                name = e.get("name") if isinstance(e, Mapping) else None
+                if not isinstance(name, str) or not name.startswith("T9K_"):
+                    continue
+                where = f"{path}.spec.containers[{i}].env[{j}]"
+                if name != bootstrap.BARRIER_TIMEOUT_ENV:
+                    out.append(
+                        Problem(
+                            where,
+                            f"{name} is set by the operator in the launcher and worker"
+                            " containers, which replaces this value; of the T9K_* variables,"
+                            f" only {bootstrap.BARRIER_TIMEOUT_ENV} is taken from the job",
+                        )
+                    )
+                elif not bootstrap.valid_barrier_timeout(e.get("value")):
+                    out.append(
+                        Problem(
+                            f"{where}.value",
+                            f"{name}={e.get('value')!r} is not whole seconds from 1 to"
+                            f" {bootstrap.BARRIER_TIMEOUT_MAX} (a literal value, not"
+                            " valueFrom): the launcher waits the default"
+                            f" {bootstrap.BARRIER_TIMEOUT_SECONDS}s for its workers' DNS names"
+                            " and sshd",
+                        )
+                    )
+    return out
+
+
+def _secret_env_warnings(data: Mapping[str, Any]) -> list[Problem]:
     worker = (data.get("spec") or {}).get("worker") or {}
     spec = ((worker.get("template") or {}).get("spec")) or {}
     out: list[Problem] = []

@@ -32,6 +32,9 @@ from typing import Any
 
 __all__ = [
     "BARRIER_EXIT_CODE",
+    "BARRIER_TIMEOUT_ENV",
+    "BARRIER_TIMEOUT_MAX",
+    "BARRIER_TIMEOUT_SECONDS",
     "HOSTFILE",
     "LAUNCH_SCRIPT",
     "SCRIPTS_DIR",
@@ -51,7 +54,12 @@ BARRIER_EXIT_CODE = 124
 SCRIPT_MISSING_EXIT_CODE = 127
 RUN_DIR = "/t9k/run"
 RUN_VOLUME = "t9k-run"
-BARRIER_TIMEOUT_SECONDS = 600
+# The launcher's pod is created only once every worker it needs is running (core.py), so the
+# barrier covers the last seconds of DNS and sshd start-up, not a wait for scheduling. A user
+# changes it with T9K_BARRIER_TIMEOUT in the launcher container's env (whole seconds).
+BARRIER_TIMEOUT_SECONDS = 300
+BARRIER_TIMEOUT_ENV = "T9K_BARRIER_TIMEOUT"
+BARRIER_TIMEOUT_MAX = 86400
 SSH_VOLUME = "t9k-ssh"
 CONFIG_VOLUME = "t9k-config"
 KEY_FILE = "id_ed25519"
@@ -112,7 +120,7 @@ LAUNCH_SCRIPT = r"""#!/bin/sh
 # in this working directory, where `colossalai run` starts it).
 set -u
 hostfile="${T9K_HOSTFILE:-/t9k/hostfile}"
-timeout="${T9K_BARRIER_TIMEOUT:-600}"
+timeout="${T9K_BARRIER_TIMEOUT:-300}"
 ssh_dir="${T9K_SSH_DIR:-/root/.ssh}"
 fail() {
   printf 't9k bootstrap: %s\n' "$2" >"${T9K_TERMINATION_LOG:-/dev/termination-log}" 2>/dev/null || true
@@ -275,6 +283,29 @@ def mount_bootstrap(
     container["env"] = env
     spec["hostname"] = pod_name
     spec["subdomain"] = job
+
+
+def barrier_timeout(container: Mapping[str, Any]) -> str:
+    """The launcher's barrier timeout: the user's T9K_BARRIER_TIMEOUT (whole seconds, 1 to
+    BARRIER_TIMEOUT_MAX, a literal value) or BARRIER_TIMEOUT_SECONDS. `validate` reports a value
+    it cannot take (validation.manifest_warnings)."""
+    for e in container.get("env") or ():
+        if e.get("name") == BARRIER_TIMEOUT_ENV:
+            value = e.get("value")
+            if valid_barrier_timeout(value):
+                return str(value)
+    return str(BARRIER_TIMEOUT_SECONDS)
+
+
+def valid_barrier_timeout(value: object) -> bool:
+    """Whether `value` is a T9K_BARRIER_TIMEOUT the operator takes."""
+    return (
+        isinstance(value, str)
+        and value.isascii()
+        and value.isdigit()
+        and len(value) <= 6
+        and 1 <= int(value) <= BARRIER_TIMEOUT_MAX
+    )
 
 
 def launch_command(argv: Sequence[str]) -> list[str]:

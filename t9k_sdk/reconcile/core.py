@@ -175,6 +175,7 @@ class _Pass:
         self.final: dict[str, str] = {}
         self.failed_codes: dict[str, int | None] = {}
         self.pending_restarts: Counter[str] = Counter()
+        self.held: dict[str, list[str]] = {}  # launcher -> the workers it waits for
 
     # -- budget -----------------------------------------------------------------------------------
 
@@ -217,6 +218,8 @@ class _Pass:
                 decided = self.rules.outcome(self.final, self.failed_codes)
                 if decided is not None:
                     outcome = (decided[0], decided[0], decided[1])
+                else:
+                    outcome = self._held_outcome()
             deadline = self.rules.deadline_seconds()
             if outcome is None and deadline is not None:  # ...but its pods hold GPUs too
                 started = self._active_since()
@@ -343,6 +346,20 @@ class _Pass:
             if prev is not None:
                 self.entries[slot.name] = prev.raw
             return
+        if pod is None and mode != "debug" and (waiting := self._waiting_for(slot)):
+            # A launcher is created only once every worker it starts the training on runs: a
+            # job waiting for GPUs, images or a scheduler stays Pending, and no timeout in the
+            # launcher can fail it or spend its restarts (a restart waits the same way).
+            if prev is not None and prev_finished:
+                if restart_allowed(group, prev.phase, prev.exit_code, self._used(slot)):
+                    self.held[slot.name] = waiting
+                    self.entries[slot.name] = prev.raw
+                    self.pending_restarts[self._scope(slot)] += 1
+                    return
+            else:
+                self.held[slot.name] = waiting
+                self.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.PENDING.value}
+                return
         if pod is None and self._batch_full():  # a pod to create waits for the next pass
             if not (prev is not None and prev_finished):
                 self.deferred += 1
@@ -432,6 +449,45 @@ class _Pass:
                 )
             else:
                 self._finished_for_good(slot, entry, outcome, pod.exit_code)
+
+    def _waiting_for(self, slot: Slot) -> list[str]:
+        """The pods `slot`'s launcher needs that are not running yet."""
+        out = []
+        for name in self.rules.launch_waits_for(slot):
+            pod = self.pods.get(name)
+            if pod is None or pod.terminating or pod.phase != ReplicaPhase.RUNNING:
+                out.append(name)
+        return out
+
+    def _held_outcome(self) -> tuple[str, str, str] | None:
+        """A held launcher whose worker ended for good never starts: the job fails."""
+        for launcher, waiting in self.held.items():
+            for name in waiting:
+                state = self.final.get(name)
+                if state is None:
+                    continue
+                code = self.failed_codes.get(name)
+                how = _ended(state, code)
+                message = (
+                    f"{self.job.kind} {self.job.name} has failed: {name} {how} before the"
+                    f" launcher {launcher} could start, and is not restarted"
+                )
+                return JobPhase.FAILED.value, JobPhase.FAILED.value, message
+        return None
+
+    def _waiting_message(self) -> tuple[str, str] | None:
+        """(reason, message) of the Running condition while a launcher is held back."""
+        if not self.held:
+            return None
+        launcher, waiting = next(iter(self.held.items()))
+        shown = ", ".join(waiting[:5]) + (
+            f" and {len(waiting) - 5} more" if len(waiting) > 5 else ""
+        )
+        return (
+            "WaitingForWorkers",
+            f"The launcher {launcher} starts once every worker it needs is running;"
+            f" waiting for {shown}.",
+        )
 
     def _finished_for_good(
         self, slot: Slot, entry: Mapping[str, Any], outcome: str, code: int | None
@@ -606,6 +662,7 @@ class _Pass:
             debug=self.rules.run_mode().debug_enabled,
             now=self.now,
             problem=self._problem(),
+            waiting=self._waiting_message(),
         )
         status: dict[str, Any] = {
             **self.prev,

@@ -241,6 +241,12 @@ class KindRules:
         """Why a running pod must be relaunched (the spec changed under it), or None."""
         return None
 
+    def launch_waits_for(self, slot: Slot) -> list[str]:
+        """The pods that must be running before the pod of `slot` is created (a launcher
+        starts the training on them over ssh). The operator holds the pod back until then, so
+        a job whose workers wait for GPUs or images is Pending, never failed by a timeout."""
+        return []
+
     def deadline_seconds(self) -> int | None:
         """Seconds the job may run (from its creation) before it is failed."""
         return None
@@ -698,7 +704,7 @@ class DeepSpeedJobRules(_SSHRules):
             settings["T9K_FORWARD_ENV"] = "1"
             settings["T9K_RUN_DIR"] = bootstrap.RUN_DIR
         if slot.rank == 0:
-            settings["T9K_BARRIER_TIMEOUT"] = str(bootstrap.BARRIER_TIMEOUT_SECONDS)
+            settings[bootstrap.BARRIER_TIMEOUT_ENV] = bootstrap.barrier_timeout(container)
             container["command"] = bootstrap.launch_command(self.launcher_argv())
         else:
             container["command"] = bootstrap.sshd_command()
@@ -712,6 +718,12 @@ class DeepSpeedJobRules(_SSHRules):
             settings=settings,
             run_dir=forward,
         )
+
+    def launch_waits_for(self, slot: Slot) -> list[str]:
+        """worker-0 runs `deepspeed`, which reaches every other worker over ssh at once."""
+        if slot.rank != 0:
+            return []
+        return [names.pod_name(self.job.name, "worker", i) for i in range(1, self.worker_count())]
 
     def pod_annotations(self, slot: Slot) -> dict[str, str]:
         if slot.rank != 0:
@@ -851,7 +863,7 @@ class ColossalAIJobRules(_SSHRules):
         container = spec["containers"][index]
         settings = {"T9K_SSH_DIR": self.ssh_dir, "T9K_HOSTFILE": bootstrap.HOSTFILE}
         if launcher:
-            settings["T9K_BARRIER_TIMEOUT"] = str(bootstrap.BARRIER_TIMEOUT_SECONDS)
+            settings[bootstrap.BARRIER_TIMEOUT_ENV] = bootstrap.barrier_timeout(container)
             settings["T9K_SCRIPT"] = self.job.spec.torch_config.script[0]
             container["command"] = bootstrap.launch_command(self.launcher_argv())
         else:
@@ -866,6 +878,12 @@ class ColossalAIJobRules(_SSHRules):
             pod_name=slot.name,
             settings=settings,
         )
+
+    def launch_waits_for(self, slot: Slot) -> list[str]:
+        """The launcher runs `colossalai run`, which reaches every worker over ssh at once."""
+        if not self.is_master(slot):
+            return []
+        return [names.pod_name(self.job.name, "worker", i) for i in range(self.worker_count())]
 
     def outcome(
         self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]

@@ -208,12 +208,15 @@ def phase_and_conditions(
     debug: bool,
     now: datetime,
     problem: tuple[str, str] | None = None,
+    waiting: tuple[str, str] | None = None,
 ) -> tuple[str, list[dict[str, Any]], list[Event]]:
     """The new phase, the new conditions, and the events of the transitions.
 
     `problem` is (reason, message) of what keeps the job from getting its children (a name held
     by a foreign object, a create the API server refused): it becomes `Running=False` with that
-    reason and message, and a Warning Event when it first appears or changes.
+    reason and message, and a Warning Event when it first appears or changes. `waiting` is
+    (reason, message) of a launcher held back until its workers run: the Running condition says
+    so (a Normal Event when it first appears) unless a replica has a problem of its own.
     """
     prev_phase = prev.get("phase")
     conditions = Conditions(prev.get("conditions"), now)
@@ -301,14 +304,18 @@ def phase_and_conditions(
             conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, *issue)
             if _reason(prev) != issue[0]:
                 events.append(Event("Warning", issue[0], issue[1]))
+        elif waiting is not None:
+            conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, *waiting)
+            if _reason(prev) != waiting[0]:
+                events.append(Event("Normal", *waiting))
         else:
-            waiting = len(active) - len(running)
+            starting = len(active) - len(running)
             reason = "Resuming" if phase == JobPhase.RESUMING.value else "Pending"
             conditions.set(
                 JobConditionType.RUNNING,
                 ConditionStatus.FALSE,
                 reason,
-                f"Waiting for {waiting} of {len(active)} replicas to start running.",
+                f"Waiting for {starting} of {len(active)} replicas to start running.",
             )
     if entries:
         if failure is not None:

@@ -68,6 +68,20 @@ class Sim:
                 return plan
         raise AssertionError(f"no steady state after {limit} passes: {plan}")
 
+    def launch(self, limit: int = 5) -> dict[str, dict[str, Any]]:
+        """Pass after pass, every pod running as soon as it is created, until a pass creates
+        no pod (a launcher is created once the workers it needs run); the pods created, by
+        name, as the plans asked for them."""
+        created: dict[str, dict[str, Any]] = {}
+        for _ in range(limit):
+            plan = self.step()
+            pods = {m["metadata"]["name"]: m for m in plan.create if m["kind"] == "Pod"}
+            if not pods and created:
+                return created
+            created.update(pods)
+            self.run()
+        raise AssertionError(f"pods still created after {limit} passes: {sorted(created)}")
+
     def apply(self, plan: Plan, *, stop_after: str | None = None) -> None:
         if plan.status is not None:
             self.job["status"] = copy.deepcopy(plan.status)

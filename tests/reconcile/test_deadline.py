@@ -30,9 +30,7 @@ def _job(deadline: int = 60, **spec: Any) -> Sim:
 
 
 def _running(sim: Sim) -> None:
-    sim.step()  # keys
-    sim.step()  # pods
-    sim.run()
+    sim.launch()  # the workers, then worker-0 (the launcher) once they run
     sim.step()
     assert sim.phase == "Running"
 
@@ -121,6 +119,8 @@ def test_the_clock_stops_while_paused_and_starts_again_on_resume() -> None:
     assert sim.phase == "Resuming"  # not failed at once
     assert plan.requeue_after == pytest.approx(60)
     sim.step()
+    sim.run()
+    sim.step()  # worker-0, the launcher, once worker-1 runs
     sim.run()
     _wait(sim, 55)
     sim.step()

@@ -49,6 +49,9 @@ def test_deepspeed_objects_and_worker_commands() -> None:
     )
     sim = Sim(job, ssh_key=KEY)
     plan = sim.step()
+    first_pods = _by(plan.create, "Pod")
+    # worker-0 launches `deepspeed`: it is created once the other workers run
+    assert sorted(first_pods) == ["demo-worker-1", "demo-worker-2"]
     secret = _by(plan.create, "Secret")["demo-ssh"]
     data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
     assert data["id_ed25519"] == KEY[0]
@@ -62,7 +65,8 @@ def test_deepspeed_objects_and_worker_commands() -> None:
     assert svc["spec"]["clusterIP"] == "None"
     assert svc["spec"]["publishNotReadyAddresses"] is True
     assert svc["spec"]["selector"] == {"deepspeedjob": "demo"}
-    pods = _by(plan.create, "Pod")
+    sim.run()
+    pods = {**first_pods, **sim.launch()}
     w0, w1 = pods["demo-worker-0"], pods["demo-worker-1"]
     assert (w0["spec"]["hostname"], w0["spec"]["subdomain"]) == ("demo-worker-0", "demo")
     launch = _container(w0)["command"]
@@ -123,8 +127,8 @@ def test_ssh_secret_waits_for_a_key_and_is_never_replaced() -> None:
     ],
 )
 def test_deepspeed_launcher_flags(config: dict[str, Any], tail: list[str]) -> None:
-    plan = Sim(deepspeed_job(config=config), ssh_key=KEY).step()
-    command = _container(_by(plan.create, "Pod")["demo-worker-0"])["command"]
+    pods = Sim(deepspeed_job(config=config), ssh_key=KEY).launch()
+    command = _container(pods["demo-worker-0"])["command"]
     assert command[7:] == tail
 
 
@@ -132,10 +136,10 @@ def test_custom_command_runs_through_sh_and_keeps_the_hostfile_slots() -> None:
     job = deepspeed_job(
         config={"customCommand": "deepspeed --hostfile /t9k/hostfile x.py", "slotsPerWorker": 4}
     )
-    plan = Sim(job, ssh_key=KEY).step()
-    command = _container(_by(plan.create, "Pod")["demo-worker-0"])["command"]
+    sim = Sim(job, ssh_key=KEY)
+    command = _container(sim.launch()["demo-worker-0"])["command"]
     assert command[2:] == ["/bin/sh", "-c", "deepspeed --hostfile /t9k/hostfile x.py"]
-    assert "slots=4" in _by(plan.create, "ConfigMap")["demo-config"]["data"]["hostfile"]
+    assert "slots=4" in _by(sim.plans[0].create, "ConfigMap")["demo-config"]["data"]["hostfile"]
 
 
 def test_disable_custom_env_forwards_nothing() -> None:
@@ -231,17 +235,13 @@ def _deepspeed_launch(
     if other_args is not None:
         config["otherArgs"] = other_args
     job = deepspeed_job(config=config, worker={"replicas": workers, "template": pod("worker")})
-    command = _container(_by(Sim(job, ssh_key=KEY).step().create, "Pod")["demo-worker-0"])[
-        "command"
-    ]
+    command = _container(Sim(job, ssh_key=KEY).launch()["demo-worker-0"])["command"]
     return list(command[command.index(run[0]) :])
 
 
 def test_hostile_strings_stay_single_arguments() -> None:
     job = deepspeed_job(config={"run": {"python": ["train.py"]}, "otherArgs": ["--x", *HOSTILE]})
-    command = _container(_by(Sim(job, ssh_key=KEY).step().create, "Pod")["demo-worker-0"])[
-        "command"
-    ]
+    command = _container(Sim(job, ssh_key=KEY).launch()["demo-worker-0"])["command"]
     # deepspeed's own options are parsed by deepspeed: no shell between
     assert command[command.index("--x") + 1 : command.index("train.py")] == HOSTILE
     # the script's arguments go through DeepSpeed's pdsh runner and the workers' bash, and
@@ -267,9 +267,7 @@ def test_any_script_argument_survives_deepspeeds_pdsh_runner(args: list[str]) ->
     launched = _deepspeed_launch(["train.py", *args])
     assert through_deepspeed_pdsh(launched) == ["train.py", *args]
     caij = colossalai_job(torchConfig={"script": ["train.py", *HOSTILE]})
-    launcher = _container(
-        _by(Sim(caij, ssh_key=KEY).step().create, "Pod")["demo-launcher"], "launcher"
-    )
+    launcher = _container(Sim(caij, ssh_key=KEY).launch()["demo-launcher"], "launcher")
     # colossalai run joins the torchrun command with spaces and a shell on each worker runs it
     tail = launcher["command"][launcher["command"].index("--") + 1 :]
     assert shlex.split(" ".join(tail)) == ["train.py", *HOSTILE]
@@ -282,8 +280,7 @@ def test_deepspeed_outcome_is_decided_by_worker_0() -> None:
         ),
         ssh_key=KEY,
     )
-    sim.step()
-    sim.run()
+    sim.launch()
     sim.finish("demo-worker-0", code=137)
     sim.step()
     assert sim.phase == "Failed"
@@ -292,8 +289,7 @@ def test_deepspeed_outcome_is_decided_by_worker_0() -> None:
         == "DeepSpeedJob demo has failed: demo-worker-0 failed with exit code 137"
     )
     ok = Sim(deepspeed_job(worker={"replicas": 2, "template": pod("worker")}), ssh_key=KEY)
-    ok.step()
-    ok.run()
+    ok.launch()
     ok.finish("demo-worker-0")
     ok.step()
     assert ok.phase == "Succeeded"  # worker-1 still runs sshd: worker-0 decides
@@ -305,8 +301,7 @@ def test_deepspeed_backoff_limit_is_shared_by_all_workers() -> None:
         runPolicy={"backoffLimit": 1},
     )
     sim = Sim(job, ssh_key=KEY)
-    sim.step()
-    sim.run()
+    sim.launch()
     sim.finish("demo-worker-1", code=1)
     sim.step()
     sim.step()
@@ -335,18 +330,20 @@ def test_elastic_resize_rewrites_the_hostfile_and_relaunches_worker_0() -> None:
         elastic={"enabled": True, "minReplicas": 1, "maxReplicas": 4, "expectedReplicas": 2}
     )
     sim = Sim(job, ssh_key=KEY)
-    plan = sim.step()
-    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0", "demo-worker-1"]
-    sim.run()
+    assert sorted(sim.launch()) == ["demo-worker-0", "demo-worker-1"]
     sim.settle()
     sim.job["spec"]["elastic"]["expectedReplicas"] = 3
     plan = sim.step()
     (update,) = plan.update
     assert update.manifest["data"]["hostfile"].count("\n") == 3
     assert [d.name for d in plan.delete] == ["demo-worker-0"]  # relaunch with the new hostfile
-    assert "demo-worker-2" in _by(plan.create, "Pod")
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-2"]
     sim.drain_deletions()
-    sim.step()
+    plan = sim.step()
+    assert not plan.create  # the new launch waits for the new worker to run
+    sim.run("demo-worker-2")
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0"]
     assert sim.status["backoffCount"] == 0  # a resize is not a restart
 
 
@@ -396,9 +393,11 @@ def test_colossalai_launcher_workers_and_ssh_settings() -> None:
             {"type": "worker", "replicas": 2, "template": pod("worker", image="colossal:1")},
         ],
     )
-    plan = Sim(job, ssh_key=KEY).step()
-    pods = _by(plan.create, "Pod")
+    sim = Sim(job, ssh_key=KEY)
+    pods = sim.launch()
+    plan = sim.plans[0]
     assert sorted(pods) == ["demo-launcher", "demo-worker-0", "demo-worker-1"]
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0", "demo-worker-1"]
     launcher = _container(pods["demo-launcher"], "launcher")
     assert launcher["image"] == "colossal:1"  # empty launcher template: the worker's image
     assert launcher["command"][2:] == [
@@ -442,8 +441,7 @@ def test_colossalai_launcher_decides_and_workers_never_restart() -> None:
         runPolicy={"cleanUpWorkers": True},
     )
     sim = Sim(job, ssh_key=KEY)
-    sim.step()
-    sim.run()
+    sim.launch()
     sim.finish("demo-worker-1", code=1)
     plan = sim.step()
     assert not plan.delete  # a ColossalAI worker cannot rejoin a running training
@@ -470,9 +468,7 @@ def test_colossalai_extra_args_become_one_extra_launch_args_option() -> None:
             "extraArgs": ["--max_restarts=3", "--rdzv_backend=c10d", "--standalone"],
         }
     )
-    launcher = _container(
-        _by(Sim(job, ssh_key=KEY).step().create, "Pod")["demo-launcher"], "launcher"
-    )
+    launcher = _container(Sim(job, ssh_key=KEY).launch()["demo-launcher"], "launcher")
     command = launcher["command"]
     i = command.index("--extra_launch_args")
     assert command[i + 1] == "max_restarts=3,rdzv_backend=c10d,standalone"
@@ -508,10 +504,9 @@ def test_colossalai_debug_applies_runmode_replica_specs_to_workers() -> None:
 def test_barrier_timeout_message_reaches_the_replica_failure_condition() -> None:
     job = deepspeed_job(runPolicy={"backoffLimit": 0})
     sim = Sim(job, ssh_key=KEY)
-    sim.step()
-    sim.run()
+    sim.launch()
     sim.finish("demo-worker-0", code=bootstrap.BARRIER_EXIT_CODE)
-    message = "t9k bootstrap: worker demo-worker-1.demo: sshd did not answer within 600s"
+    message = "t9k bootstrap: worker demo-worker-1.demo: sshd did not answer within 300s"
     sim.pods["demo-worker-0"]["status"]["containerStatuses"][0]["state"]["terminated"][
         "message"
     ] = message
@@ -546,3 +541,113 @@ def test_arguments_are_escaped_only_when_deepspeed_starts_the_script_through_pds
         assert through_deepspeed_pdsh(launched) == ["train.py", *args]
     else:  # DeepSpeed passes them to the script as they are (a list, no shell)
         assert launched == ["train.py", *args]
+
+
+# -- the launcher waits for its workers ------------------------------------------------------------
+#
+# T9k documents no launch timeout: a job whose workers have not started is Pending. The operator
+# creates the launcher (DeepSpeedJob worker-0, ColossalAIJob launcher) only once every worker it
+# reaches over ssh runs, so a job that waits for GPUs, images or a scheduler is never failed by
+# the launcher's barrier and never spends a restart on waiting.
+
+
+def test_deepspeed_worker_0_waits_pending_for_hours_and_starts_once_every_worker_runs() -> None:
+    sim = Sim(
+        deepspeed_job(worker={"replicas": 3, "template": pod("worker")}),
+        ssh_key=KEY,
+    )
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-1", "demo-worker-2"]
+    assert sim.phase == "Pending"
+    running = sim.condition("Running")
+    assert running["reason"] == "WaitingForWorkers"
+    assert "demo-worker-1, demo-worker-2" in running["message"]
+    assert sim.replica("demo-worker-0")["phase"] == "Pending"
+    assert sim.status["aggregate"]["pending"] == 1
+    assert sim.reasons().count("WaitingForWorkers") == 1
+
+    sim.run("demo-worker-1")
+    sim.unschedulable("demo-worker-2", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")
+    for _ in range(3):
+        sim.step(seconds=3600)
+    assert sim.phase == "Pending"  # hours later: waiting, not failed
+    assert sim.condition("Running")["reason"] == "Unschedulable"  # the worker's own reason first
+    assert sim.status["backoffCount"] == 0
+    assert "demo-worker-0" not in sim.pods
+
+    sim.run("demo-worker-2")
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0"]
+    sim.run()
+    sim.step()
+    assert sim.phase == "Running"
+    assert sim.status["backoffCount"] == 0
+
+
+def test_a_restarted_launcher_waits_for_a_restarted_worker_and_counts_once() -> None:
+    job = deepspeed_job(
+        worker={"replicas": 2, "template": pod("worker"), "restartPolicy": "OnFailure"},
+        runPolicy={"backoffLimit": 3},
+    )
+    sim = Sim(job, ssh_key=KEY)
+    sim.launch()
+    sim.step()
+    sim.finish("demo-worker-0", code=1)
+    sim.finish("demo-worker-1", code=1)
+    sim.step()  # both deleted for a restart
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-1"]  # worker-0 waits for it
+    sim.step()
+    sim.step()
+    assert "demo-worker-0" not in sim.pods
+    assert sim.status["backoffCount"] == 1  # worker-1's restart; worker-0's not yet made
+    sim.run("demo-worker-1")
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0"]
+    assert sim.status["backoffCount"] == 2  # each restart counted once
+    assert sim.reasons().count("RestartedPod") == 2
+
+
+def test_colossalai_launcher_waits_and_a_worker_that_ends_first_fails_the_job() -> None:
+    sim = Sim(colossalai_job(), ssh_key=KEY)
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0", "demo-worker-1"]
+    assert sim.condition("Running")["reason"] == "WaitingForWorkers"
+    sim.run("demo-worker-0")
+    sim.finish("demo-worker-1", code=2)  # ColossalAI workers are never restarted
+    sim.step()
+    assert sim.phase == "Failed"
+    assert sim.condition("Failed")["message"] == (
+        "ColossalAIJob demo has failed: demo-worker-1 failed with exit code 2 before the"
+        " launcher demo-launcher could start, and is not restarted"
+    )
+    assert "demo-launcher" not in sim.pods
+
+
+def test_debug_mode_creates_the_launcher_at_once() -> None:
+    sim = Sim(deepspeed_job(runMode={"debug": {"enabled": True}}), ssh_key=KEY)
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0", "demo-worker-1"]
+
+
+@pytest.mark.parametrize(
+    ("value", "used"),
+    [("45", "45"), ("86400", "86400"), ("0", "300"), ("abc", "300"), ("1e3", "300"), (None, "300")],
+)
+def test_the_launch_barrier_timeout_is_the_users_when_it_is_whole_seconds(
+    value: str | None, used: str
+) -> None:
+    env = [{"name": "T9K_BARRIER_TIMEOUT", "value": value}] if value is not None else []
+    pods = Sim(
+        deepspeed_job(worker={"replicas": 2, "template": pod("worker", env=env)}), ssh_key=KEY
+    ).launch()
+    assert _env(_container(pods["demo-worker-0"]))["T9K_BARRIER_TIMEOUT"] == used
+    assert "T9K_BARRIER_TIMEOUT" not in _env(_container(pods["demo-worker-1"]))
+    caij = colossalai_job(
+        replicaSpecs=[
+            {"type": "launcher", "template": pod("launcher", env=env)},
+            {"type": "worker", "replicas": 1, "template": pod("worker")},
+        ]
+    )
+    launcher = Sim(caij, ssh_key=KEY).launch()["demo-launcher"]
+    assert _env(_container(launcher, "launcher"))["T9K_BARRIER_TIMEOUT"] == used

@@ -174,7 +174,7 @@ def test_a_child_that_lost_its_owner_is_not_adopted_deleted_or_updated() -> None
 def test_deepspeed_and_colossalai_jobs_of_one_name_never_share_children() -> None:
     """Whichever made its children first keeps them; the other reports the conflict."""
     first = Sim(ds(), ssh_key=KEY)
-    first.step()
+    first.launch()
     cai = colossalai_job()
     cai["metadata"]["uid"] = "cai-uid"
     second = Sim(cai, ssh_key=KEY)

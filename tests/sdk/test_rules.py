@@ -763,3 +763,34 @@ def test_validate_warns_about_always_without_a_limit_and_service_variables_witho
     fine = {**replica, "restartPolicy": {"policy": "Always", "limit": 3}}
     served = generic_job(replicaSpecs=[fine], service={"ports": [{"name": "p", "port": 80}]})
     assert manifest_warnings(served) == []
+
+
+def test_validate_warns_about_t9k_variables_the_operator_replaces_or_cannot_take() -> None:
+    """The operator sets T9K_* in DeepSpeed and ColossalAI pods; a user may set only
+    T9K_BARRIER_TIMEOUT, in whole seconds."""
+    from t9k_sdk.validation import manifest_warnings
+
+    env = [
+        {"name": "T9K_BARRIER_TIMEOUT", "value": "90"},  # taken
+        {"name": "T9K_HOSTFILE", "value": "/mine"},  # replaced
+        {"name": "T9K_BARRIER_TIMEOUT", "value": "10m"},  # not whole seconds
+    ]
+    job = deepspeed_job(worker={"replicas": 2, "template": pod("worker", env=env)})
+    assert validate_manifest(job) == []
+    warned = manifest_warnings(job)
+    base = "spec.worker.template.spec.containers[0]"
+    assert [w.path for w in warned] == [f"{base}.env[1]", f"{base}.env[2].value"]
+    assert "T9K_HOSTFILE is set by the operator" in warned[0].message
+    assert "'10m' is not whole seconds from 1 to 86400" in warned[1].message
+    caij = colossalai_job(
+        replicaSpecs=[
+            {"type": "launcher", "template": pod("launcher", env=env[2:])},
+            {"type": "worker", "replicas": 1, "template": pod("worker")},
+        ]
+    )
+    assert [w.path for w in manifest_warnings(caij)] == [
+        "spec.replicaSpecs[0].template.spec.containers[0].env[0].value"
+    ]
+    # a GenericJob's T9K_* variables are its own
+    generic = generic_job(replicaSpecs=[{**W, "template": pod("w", env=env)}])
+    assert manifest_warnings(generic) == []
