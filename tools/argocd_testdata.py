@@ -55,7 +55,7 @@ REFUSED = (
     ' "train-worker-0" is invalid: spec.ports[0].port: Invalid value: 70000: must be between 1'
     " and 65535, inclusive"
 )
-PAUSED = "The job is paused: all replicas have been deleted."
+PAUSED = "The job is paused: all replicas are deleted or being deleted."
 PAUSING = "The job is pausing: replicas are being deleted."
 HOSTILE = "]] os.exit(1) --[[ ${HOME} $(rank) {{ .Values }} %s %d \\ \" ' \t end"
 
@@ -176,8 +176,8 @@ CASES: dict[str, tuple[Any, Any, tuple[str, str]]] = {
         1,
         t9k(
             "Paused",
-            cond("Running", "False", "Paused", "The job is paused."),
-            cond("Paused", "False", "Pausing", PAUSING),
+            # a first pause: no Paused condition until every pod is being deleted
+            cond("Running", "False", "Pausing", PAUSING),
         ),
         ("Suspended", PAUSING),
     ),

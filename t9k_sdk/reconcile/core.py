@@ -310,7 +310,9 @@ class _Pass:
     def _mode(self, run_mode: models.RunMode) -> Mode:
         if run_mode.debug_enabled:
             return "debug"
-        paused_before = o.condition(self.raw, JobConditionType.PAUSED.value) is not None
+        paused_before = o.condition(self.raw, JobConditionType.PAUSED.value) is not None or (
+            self.prev_phase in (JobPhase.PAUSED.value, JobPhase.RESUMING.value)
+        )
         return "resumed" if paused_before else "immediate"
 
     def _entry(self, slot: Slot, pod: PodView) -> dict[str, Any]:
@@ -663,6 +665,7 @@ class _Pass:
             now=self.now,
             problem=self._problem(),
             waiting=self._waiting_message(),
+            failure_is_the_jobs=isinstance(self.job, models.DeepSpeedJob),
         )
         status: dict[str, Any] = {
             **self.prev,

@@ -1,8 +1,10 @@
 """Phase and conditions of a job, as T9k's real status dumps show them (pure).
 
 Conditions keep their `lastTransitionTime` unless their status flips (metav1 convention). The
-five core types appear as in T9k's dumps: Initialized and Running from the start, ReplicaFailure
-once a replica is observed, Completed and Failed once the job ends; Paused once pause was used.
+five core types appear as in T9k's dumps: Initialized and Running from the start (Initialized is
+False while a problem keeps the job from creating its children), ReplicaFailure once a replica is
+observed, Completed and Failed once the job ends; Paused once a pause completed (every replica
+deleted or being deleted).
 
 Beside them, a t9k-sdk extension for GitOps tools (`kstatus_conditions`): Ready, Reconciling and
 Stalled, derived from the phase and the T9k conditions alone, and `observedGeneration`:
@@ -171,6 +173,19 @@ def _issue(replicas: Sequence[o.Replica], pods: Mapping[str, PodView]) -> tuple[
     return None
 
 
+def _termination_message(replicas: Sequence[o.Replica], pods: Mapping[str, PodView]) -> str:
+    """The termination message of the first failed replica's failed container, if any."""
+    for replica in replicas:
+        if replica.phase != ReplicaPhase.FAILED.value:
+            continue
+        pod = pods.get(replica.name)
+        code = pod.exit_code if pod else None
+        for c in replica.containers:
+            if c.message and c.message.strip() and (code is None or c.exit_code == code):
+                return c.message.strip()
+    return ""
+
+
 def _failure(replicas: Sequence[o.Replica], pods: Mapping[str, PodView]) -> tuple[str, str] | None:
     for replica in replicas:
         if replica.phase != ReplicaPhase.FAILED.value:
@@ -209,6 +224,7 @@ def phase_and_conditions(
     now: datetime,
     problem: tuple[str, str] | None = None,
     waiting: tuple[str, str] | None = None,
+    failure_is_the_jobs: bool = False,
 ) -> tuple[str, list[dict[str, Any]], list[Event]]:
     """The new phase, the new conditions, and the events of the transitions.
 
@@ -217,6 +233,9 @@ def phase_and_conditions(
     reason and message, and a Warning Event when it first appears or changes. `waiting` is
     (reason, message) of a launcher held back until its workers run: the Running condition says
     so (a Normal Event when it first appears) unless a replica has a problem of its own.
+    `failure_is_the_jobs` (DeepSpeedJob): a failed job's ReplicaFailure is reason `Failed` with
+    the job's failure message, as T9k writes it, followed by the failed pod's termination
+    message when it has one (the launch barrier's reason, for example).
     """
     prev_phase = prev.get("phase")
     conditions = Conditions(prev.get("conditions"), now)
@@ -225,13 +244,21 @@ def phase_and_conditions(
         kstatus_conditions(conditions, str(prev_phase))
         return str(prev_phase), conditions.wire(), events
 
-    conditions.set(JobConditionType.INITIALIZED, ConditionStatus.TRUE, "-", INITIALIZED)
     replicas = [o.Replica(e) for e in entries]
+    observed = bool(pods) or any(r.uid for r in replicas)  # a replica was created
+    if problem is not None and not observed:
+        # Initialized means the children were created (T9k): not while none could be
+        conditions.set(JobConditionType.INITIALIZED, ConditionStatus.FALSE, *problem)
+    else:
+        conditions.set(JobConditionType.INITIALIZED, ConditionStatus.TRUE, "-", INITIALIZED)
     failure = _failure(replicas, pods)
     if outcome is not None:
         result, reason, message = outcome
         phase = result
         ok = result == JobPhase.SUCCEEDED.value
+        if not ok and failure_is_the_jobs:
+            detail = _termination_message(replicas, pods)
+            message = f"{message}: {detail}" if detail else message
         conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, reason, message)
         conditions.set(
             JobConditionType.FAILED,
@@ -248,6 +275,8 @@ def phase_and_conditions(
                 "Finished",
                 SUCCEEDED.rstrip("."),
             )
+        elif failure_is_the_jobs:  # T9k's DeepSpeedJob: reason Failed, the job's message
+            conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.TRUE, reason, message)
         elif not (replica_failure and replica_failure.get("status") == ConditionStatus.TRUE.value):
             reason, detail = failure or ("Failed", message)
             conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.TRUE, reason, detail)
@@ -261,26 +290,25 @@ def phase_and_conditions(
     issue = _issue(active, pods)
     if paused:
         phase = JobPhase.PAUSED.value
-        gone = all(r.phase == ReplicaPhase.DELETED.value for r in replicas) and not any(
-            not p.terminating for p in pods.values()
-        )
-        conditions.set(
-            JobConditionType.RUNNING, ConditionStatus.FALSE, "Paused", "The job is paused."
-        )
+        # T9k: Paused means every replica is deleted or being deleted
+        gone = not any(not p.terminating for p in pods.values())
         if gone:
+            conditions.set(
+                JobConditionType.RUNNING, ConditionStatus.FALSE, "Paused", "The job is paused."
+            )
             conditions.set(
                 JobConditionType.PAUSED,
                 ConditionStatus.TRUE,
                 "Paused",
-                "The job is paused: all replicas have been deleted.",
+                "The job is paused: all replicas are deleted or being deleted.",
             )
         else:
-            conditions.set(
-                JobConditionType.PAUSED,
-                ConditionStatus.FALSE,
-                "Pausing",
-                "The job is pausing: replicas are being deleted.",
-            )
+            pausing = "The job is pausing: replicas are being deleted."
+            conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, "Pausing", pausing)
+            # Only a pause that completed creates the condition: its lastTransitionTime marks
+            # the last real resume, which the deadline's clock starts from.
+            if conditions.get(JobConditionType.PAUSED) is not None:
+                conditions.set(JobConditionType.PAUSED, ConditionStatus.FALSE, "Pausing", pausing)
     else:
         if conditions.get(JobConditionType.PAUSED) is not None:
             conditions.set(
@@ -317,7 +345,7 @@ def phase_and_conditions(
                 reason,
                 f"Waiting for {starting} of {len(active)} replicas to start running.",
             )
-    if entries:
+    if observed:  # ReplicaFailure once a replica is observed
         if failure is not None:
             if conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.TRUE, *failure):
                 events.append(Event("Warning", "ReplicaFailure", failure[1]))

@@ -213,8 +213,9 @@ def collect_job_states(jobs: Jobs, sdk: Client) -> dict[str, dict[str, dict[str,
             out["pausing"][kind] = live(
                 kind,
                 "held",
-                lambda j: condition(status(j), "Paused").get("reason") == "Pausing" and observed(j),
-                "Paused=False Pausing",
+                lambda j: condition(status(j), "Running").get("reason") == "Pausing"
+                and observed(j),
+                "Running=False Pausing",
             )
             pod = f"{names[kind, 'held']}-{_FIRST_POD[kind]}"
             jobs.core_v1.patch_namespaced_pod(pod, ns, {"metadata": {"labels": {HOLD: None}}})

@@ -121,9 +121,10 @@ def test_a_deepspeed_job_fails_with_the_pod_and_exit_code_when_no_retry_is_left(
     message = "DeepSpeedJob oom has failed: oom-worker-0 failed with exit code 137"
     failed = condition(status, "Failed")
     assert (failed["status"], failed["message"]) == ("True", message)
-    assert condition(status, "ReplicaFailure")["message"].startswith(
-        "Pod[oom-worker-0] exited with error code 137"
-    )
+    # as in T9k's real dump: reason Failed, the job's failure message
+    replica_failure = condition(status, "ReplicaFailure")
+    assert replica_failure["reason"] == "Failed"
+    assert replica_failure["message"].startswith(message)
     assert backoff_count(status) == 0
     assert len(jobs.history.uids("oom-worker-0")) == 1
     assert jobs.wait_event("oom", "Failed") == ("Warning", "Failed", message)

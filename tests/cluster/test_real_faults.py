@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from kubernetes import client
 
 from t9k_sdk import models
+from tests.cluster.e2e_helpers import pod_history
 from tests.cluster.kube_helpers import wait_for
 from tests.cluster.operator_helpers import (
     Operator,
@@ -34,6 +36,17 @@ from tests.cluster.test_real_lifecycle import pod_processes
 
 pytestmark = pytest.mark.realnode
 SCRIPT = "deepspeed_train.py"
+
+
+@pytest.fixture(autouse=True)
+def _pod_logs(api_client: client.ApiClient, namespace: str) -> Iterator[None]:
+    """Every container's log of the test, kept while it runs (a restarted pod's log goes with
+    it) and printed at teardown: pytest shows it when the test failed."""
+    with pod_history(api_client, namespace) as history:
+        yield
+        for container, log in history.logs_since(0):
+            print(f"===== log of {container}, followed while it ran =====")
+            print(log)
 
 
 def ranks_in(uid: str) -> list[int]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk import models
 from tests.cluster.e2e_helpers import E2E, Jobs
@@ -221,6 +222,40 @@ def test_a_missing_script_fails_the_deepspeedjob_with_the_real_exit_code(
     assert code != 0
     failed = next(c for c in status["conditions"] if c["type"] == "Failed")
     assert f"exit code {code}" in failed["message"], failed
+
+
+def test_worker_0_is_created_once_a_slow_worker_runs_and_the_job_never_fails_meanwhile(
+    jobs: Jobs, core_v1: client.CoreV1Api
+) -> None:
+    """A worker that takes its time to start (here an init container that sleeps, as an image
+    pull or a busy GPU would) keeps the job Pending: worker-0, which launches `deepspeed`, is
+    created only after it runs, so no launch barrier can time out and no restart is spent."""
+    job = deepspeed_job("slow", ["deepspeed_train.py", "--steps=5"], runPolicy={"backoffLimit": 0})
+    template = job["spec"]["worker"]["template"]["spec"]
+    slow = "case $HOSTNAME in *-worker-0) ;; *) sleep 20 ;; esac"
+    template["initContainers"] = [train_container("slow", command=["sh", "-c", slow])]
+    jobs.create(job)
+    waiting = jobs.wait_status(
+        "slow",
+        lambda s: any(c.get("reason") == "WaitingForWorkers" for c in s.get("conditions") or ()),
+        "the Running condition WaitingForWorkers",
+        60,
+    )
+    assert waiting["phase"] == "Pending"
+    assert "slow-worker-1" in next(
+        c["message"] for c in waiting["conditions"] if c["type"] == "Running"
+    )
+    with pytest.raises(ApiException) as missing:
+        core_v1.read_namespaced_pod("slow-worker-0", jobs.namespace)
+    assert missing.value.status == 404
+    status = jobs.wait_final("slow", REAL_TIMEOUT)
+    text = logs(core_v1, jobs.namespace, "slow-worker-0")
+    assert status["phase"] == "Succeeded", (status, text[-4000:])
+    assert status["backoffCount"] == 0
+    worker_1 = jobs.pod("slow-worker-1").status.container_statuses[0].state
+    started = (worker_1.running or worker_1.terminated).started_at
+    assert jobs.pod("slow-worker-0").metadata.creation_timestamp >= started.replace(microsecond=0)
+    assert "WaitingForWorkers" in jobs.reasons("slow")
 
 
 def colossalai_job(name: str, script: list[str]) -> dict[str, Any]:

@@ -143,3 +143,24 @@ def test_the_deadline_applies_in_debug_mode() -> None:
     assert sim.phase == "Failed"
     assert sim.condition("Failed")["reason"] == "DeadlineExceeded"
     assert {d.name for d in plan.delete} == WORKERS
+
+
+def test_a_pause_cancelled_before_it_completed_does_not_restart_the_clock() -> None:
+    """Unpausing a job whose pods were not yet deleted is not a resume: the deadline still
+    counts from the job's start (T9k: Paused means every replica deleted or being deleted)."""
+    sim = _job(runMode={"pause": {"enabled": False}})
+    _running(sim)
+    _wait(sim, 40)
+    sim.job["spec"]["runMode"]["pause"]["enabled"] = True
+    sim.step()  # deletes planned; the pods still run
+    assert sim.condition("Paused") is None
+    sim.job["spec"]["runMode"]["pause"]["enabled"] = False
+    sim.pods.clear()  # what the deletes had done by then
+    sim.step()
+    sim.run()
+    sim.step()
+    sim.run()
+    _wait(sim, 15)
+    sim.step()
+    assert sim.phase == "Failed"  # 60 s from the start, not from the cancelled pause
+    assert sim.condition("Failed")["reason"] == "DeadlineExceeded"

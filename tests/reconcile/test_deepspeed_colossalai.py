@@ -512,10 +512,24 @@ def test_barrier_timeout_message_reaches_the_replica_failure_condition() -> None
     ] = message
     sim.step()
     assert sim.phase == "Failed"
-    assert (
-        sim.condition("ReplicaFailure")["message"]
-        == f"Pod[demo-worker-0] exited with error code 124: {message}"
-    )
+    # as T9k's DeepSpeedJob writes it (reason Failed, the job's message), with the pod's reason
+    expected = f"DeepSpeedJob demo has failed: demo-worker-0 failed with exit code 124: {message}"
+    for type in ("ReplicaFailure", "Failed", "Completed"):
+        assert sim.condition(type)["reason"] == "Failed"
+        assert sim.condition(type)["message"] == expected
+
+
+def test_deepspeed_failure_reads_as_t9ks_real_status_dump() -> None:
+    """T9k's dump (baichuan2-sft): ReplicaFailure, Failed and Completed all say
+    `DeepSpeedJob <job> has failed: <job>-worker-0 failed with exit code 137`, reason Failed."""
+    sim = Sim(deepspeed_job(runPolicy={"backoffLimit": 0}), ssh_key=KEY)
+    sim.launch()
+    sim.finish("demo-worker-0", code=137, reason="OOMKilled")
+    sim.step()
+    message = "DeepSpeedJob demo has failed: demo-worker-0 failed with exit code 137"
+    for type in ("ReplicaFailure", "Failed", "Completed"):
+        assert (sim.condition(type)["status"], sim.condition(type)["reason"]) == ("True", "Failed")
+        assert sim.condition(type)["message"] == message
 
 
 @pytest.mark.parametrize(

@@ -699,7 +699,13 @@ def test_pause_deletes_pods_gracefully_and_resume_applies_resume_specs() -> None
         ("demo-worker-1", None),
     }
     assert sim.phase == "Paused"
-    assert sim.condition("Paused")["status"] == "False"  # pods still terminating
+    assert sim.condition("Paused") is None  # pausing: the pods are not yet being deleted
+    assert sim.condition("Running")["reason"] == "Pausing"
+    sim.step()
+    # T9k: Paused once all replicas are deleted or being deleted (here: terminating)
+    assert all(p["metadata"].get("deletionTimestamp") for p in sim.pods.values())
+    assert sim.condition("Paused")["status"] == "True"
+    assert sim.condition("Running")["reason"] == "Paused"
     sim.drain_deletions()
     sim.step()
     assert sim.condition("Paused")["status"] == "True"

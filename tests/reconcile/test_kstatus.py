@@ -126,7 +126,10 @@ def test_pausing_is_reconciling_and_paused_is_ready_then_resuming_is_reconciling
     sim.settle()
     assert sim.phase == "Paused"
     assert health(sim) == table(("True", "Paused"), "False", "False")
-    assert sim.condition("Ready")["message"] == "The job is paused: all replicas have been deleted."
+    assert (
+        sim.condition("Ready")["message"]
+        == "The job is paused: all replicas are deleted or being deleted."
+    )
     edit(sim, {"runMode": {"pause": {"enabled": False}}})
     sim.step()
     assert sim.phase == "Resuming"

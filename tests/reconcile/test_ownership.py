@@ -91,6 +91,10 @@ def test_an_object_holding_a_needed_name_blocks_the_job_and_is_never_touched(cas
     cond = running_condition(sim)
     assert (cond["status"], cond["reason"]) == ("False", "NameConflict")
     assert f"{kind} {name} exists but is not this job's" in cond["message"]
+    # T9k: Initialized means the children were created; nothing was, so nothing failed either
+    initialized = sim.condition("Initialized")
+    assert (initialized["status"], initialized["reason"]) == ("False", "NameConflict")
+    assert sim.condition("ReplicaFailure") is None
     owner = "ColossalAIJob demo (uid other-uid)" if "another" in case else "no controller owner"
     assert owner in cond["message"]
     warnings = [e for e in sim.events if e.type == "Warning"]
@@ -114,6 +118,7 @@ def test_an_object_holding_a_needed_name_blocks_the_job_and_is_never_touched(cas
     resumed = sim.step()
     assert name in {m["metadata"]["name"] for m in resumed.create}
     assert running_condition(sim)["reason"] != "NameConflict"
+    assert sim.condition("Initialized")["status"] == "True"
 
 
 def test_foreign_objects_with_names_the_job_does_not_need_are_ignored() -> None:
@@ -221,6 +226,13 @@ def test_a_refused_create_lands_on_the_job_as_condition_and_warning_with_the_ser
     warnings = [e for e in plan.events if e.type == "Warning"]
     assert [(e.reason, e.message) for e in warnings] == [("CreateFailed", cond["message"])]
     assert "demo-worker-0" in {m["metadata"]["name"] for m in plan.create}  # tried again
+    # no child exists yet: the job is not Initialized (T9k: its children were created)
+    (init,) = [c for c in plan.status["conditions"] if c["type"] == "Initialized"]
+    assert (init["status"], init["reason"], init["message"]) == (
+        "False",
+        "CreateFailed",
+        cond["message"],
+    )
 
     job["status"] = plan.status
     again = reconcile(job, Observed(failures=(refused(),)), now=Sim(job).now)
@@ -232,6 +244,8 @@ def test_a_refused_create_lands_on_the_job_as_condition_and_warning_with_the_ser
     assert later.status is not None
     (cond,) = [c for c in later.status["conditions"] if c["type"] == "Running"]
     assert cond["reason"] == "Pending"
+    (init,) = [c for c in later.status["conditions"] if c["type"] == "Initialized"]
+    assert init["status"] == "True"
 
 
 def test_a_failure_of_an_object_the_job_no_longer_wants_is_ignored() -> None:

@@ -123,7 +123,7 @@ if phase == "Succeeded" or (phase == nil and is_true(completed)) then
   return health("Healthy", message("The " .. kind .. " has finished successfully.", completed))
 end
 if phase == "Paused" or (phase == nil and is_true(paused)) then
-  return health("Suspended", message("The " .. kind .. " is paused.", paused))
+  return health("Suspended", message("The " .. kind .. " is paused.", paused, running))
 end
 if phase == "Pending" or phase == "Resuming" then
   return health("Progressing", message("The " .. kind .. " is " .. phase .. ".", running,
