@@ -146,14 +146,43 @@ def manifest_warnings(data: Mapping[str, Any]) -> list[Problem]:
     * a GenericJob that uses `$(service...)` variables without `spec.service`: its pods get the
       text as written, not a host name or port;
     * a DeepSpeedJob's or ColossalAIJob's `T9K_*` variable: the operator sets these itself, and
-      takes only `T9K_BARRIER_TIMEOUT` from the user (whole seconds, 1 to 86400)."""
+      takes only `T9K_BARRIER_TIMEOUT` from the user (whole seconds, 1 to 86400);
+    * what the API reference allows and T9k's manuals do not: `restartPolicy.policy: ExitCode`
+      on a GenericJob or ColossalAIJob replica, a DeepSpeed `--launcher` other than pdsh."""
     kind = data.get("kind")
     out = _t9k_env_warnings(data) if kind in ("DeepSpeedJob", "ColossalAIJob") else []
     if kind in ("GenericJob", "ColossalAIJob"):
         return out + _replica_warnings(data)
     if kind != "DeepSpeedJob":
         return out
-    return out + _secret_env_warnings(data)
+    return out + _launcher_warnings(data) + _secret_env_warnings(data)
+
+
+def _launcher_warnings(data: Mapping[str, Any]) -> list[Problem]:
+    """DeepSpeed launchers other than pdsh: T9k's DeepSpeedJob supports pdsh only."""
+    config = (data.get("spec") or {}).get("config")
+    args = config.get("otherArgs") if isinstance(config, Mapping) else None
+    if not isinstance(args, list):
+        return []
+    out: list[Problem] = []
+    for i, arg in enumerate(args):
+        text = str(arg)
+        if text.startswith("--launcher="):
+            launcher: str | None = text.split("=", 1)[1]
+        elif text == "--launcher":
+            launcher = str(args[i + 1]) if i + 1 < len(args) else None
+        else:
+            continue
+        if launcher is not None and launcher.lower() != "pdsh":
+            out.append(
+                Problem(
+                    f"spec.config.otherArgs[{i}]",
+                    f"--launcher {launcher}: T9k's DeepSpeedJob supports the pdsh launcher only;"
+                    " the operator sets up ssh keys, a hostfile and sshd for pdsh, nothing for"
+                    f" {launcher}, so the launch depends on what the image brings",
+                )
+            )
+    return out
 
 
 def _templates(data: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -258,6 +287,21 @@ def _replica_warnings(data: Mapping[str, Any]) -> list[Problem]:
             continue
         policy = r.get("restartPolicy")
         policy = policy if isinstance(policy, Mapping) else {}
+        if policy.get("policy") == "ExitCode":
+            out.append(
+                Problem(
+                    f"spec.replicaSpecs[{i}].restartPolicy.policy",
+                    "ExitCode is in the API reference but not among the policies T9k's manual"
+                    f" lists for a {data.get('kind')} (Never, OnFailure, Always); this operator"
+                    " applies the KubeDL rule: exit codes 1-127 are permanent, 128-255 (signals,"
+                    " such as 137 for a kill) are retried"
+                    + (
+                        ", and ColossalAIJob replicas are never restarted at all"
+                        if data.get("kind") == "ColossalAIJob"
+                        else ""
+                    ),
+                )
+            )
         if policy.get("policy") == "Always" and not policy.get("limit"):
             out.append(
                 Problem(

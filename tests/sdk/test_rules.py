@@ -794,3 +794,25 @@ def test_validate_warns_about_t9k_variables_the_operator_replaces_or_cannot_take
     # a GenericJob's T9K_* variables are its own
     generic = generic_job(replicaSpecs=[{**W, "template": pod("w", env=env)}])
     assert manifest_warnings(generic) == []
+
+
+def test_validate_warns_alike_about_what_t9ks_manuals_do_not_support() -> None:
+    """The API reference allows ExitCode for every kind and any DeepSpeed launcher; T9k's manuals
+    list three policies for GenericJob and ColossalAIJob, and pdsh only: valid, and warned."""
+    from t9k_sdk.validation import manifest_warnings
+
+    for make in (generic_job, colossalai_job):
+        job = make()
+        job["spec"]["replicaSpecs"][-1]["restartPolicy"] = {"policy": "ExitCode", "limit": 3}
+        assert validate_manifest(job) == []
+        (warned,) = [w for w in manifest_warnings(job) if w.path.endswith("policy")]
+        assert "not among the policies T9k's manual lists" in warned.message
+        assert "128-255" in warned.message
+    for args in (["--launcher", "openmpi"], ["--launcher=mvapich"]):
+        job = deepspeed_job(config={"run": {"python": ["t.py"]}, "otherArgs": args})
+        assert validate_manifest(job) == []
+        (warned,) = manifest_warnings(job)
+        assert warned.path == "spec.config.otherArgs[0]"
+        assert "supports the pdsh launcher only" in warned.message
+    pdsh = deepspeed_job(config={"run": {"python": ["t.py"]}, "otherArgs": ["--launcher=pdsh"]})
+    assert manifest_warnings(pdsh) == []
