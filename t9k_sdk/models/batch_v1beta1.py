@@ -366,6 +366,9 @@ class ReplicaStatus(K8sPassthroughModel):
     """Pod phase. The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle."""
     containers: list[ContainerStatus] | None = None
     """Containers status."""
+    restart_count: Int | None = None
+    """How many times this replica was restarted (t9k-sdk: the per-replica count that a
+    GenericJob's restartPolicy.limit bounds; absent while 0)."""
 
 
 class Tasks(K8sPassthroughModel):

@@ -21,8 +21,8 @@ Creating, a restart stays pending) and the next pass, woken by the new pods, pla
 Restarts are counted when the replacement pod is planned, and the new status (with the count) is
 written before anything is created; so a pass interrupted at any point never counts a restart
 twice or loses one. "Restart allowed" is the replica's policy (Always, OnFailure, Never, ExitCode:
-128-255 retryable, 1-127 permanent) within its budget (restartPolicy.limit per replica type;
-DeepSpeedJob: runPolicy.backoffLimit for the whole job).
+128-255 retryable, 1-127 permanent) within its budget (GenericJob: restartPolicy.limit per replica, its count in the replica's status
+entry; DeepSpeedJob: runPolicy.backoffLimit for the whole job).
 """
 
 from __future__ import annotations
@@ -129,6 +129,10 @@ class _Pass:
             {t.type: t.restart_count for t in o.tasks(raw) if t.type}
         )
         self.backoff = int(self.prev.get("backoffCount") or 0)
+        # per replica (a t9k-sdk extension of the replica status: `restartCount`)
+        self.replica_restarts: Counter[str] = Counter(
+            {name: n for name, r in self.prev_entries.items() if (n := _restarts_of(r.raw))}
+        )
         # Ownership is the controller owner reference's uid, never a name or a label: anything
         # else is foreign, and is never counted, changed, deleted or mounted.
         self.uid = job.metadata.uid or ""
@@ -180,15 +184,23 @@ class _Pass:
     # -- budget -----------------------------------------------------------------------------------
 
     def _scope(self, slot: Slot) -> str:
-        return "job" if self.rules.budget == "job" else slot.replica_type
+        if self.rules.budget == "job":
+            return "job"
+        return slot.name if self.rules.budget == "replica" else f"type:{slot.replica_type}"
 
     def _used(self, slot: Slot) -> int:
         scope = self._scope(slot)
-        used = self.backoff if scope == "job" else self.restarts[scope]
+        if self.rules.budget == "job":
+            used = self.backoff
+        elif self.rules.budget == "replica":
+            used = self.replica_restarts[slot.name]
+        else:
+            used = self.restarts[slot.replica_type]
         return used + self.pending_restarts[scope]
 
     def _count_restart(self, slot: Slot) -> None:
         self.restarts[slot.replica_type] += 1
+        self.replica_restarts[slot.name] += 1
         if self.rules.budget == "job":
             self.backoff += 1
 
@@ -639,6 +651,10 @@ class _Pass:
         paused: bool,
         requeue: float | None,
     ) -> Plan:
+        for name, entry in self.entries.items():
+            count = self.replica_restarts[name]
+            if count and entry.get("restartCount") != count:
+                self.entries[name] = {**entry, "restartCount": count}
         tasks = []
         for group in self.rules.groups():
             replicas = [
@@ -689,6 +705,11 @@ class _Pass:
             finished=phase in (JobPhase.SUCCEEDED.value, JobPhase.FAILED.value),
             notes=tuple(self.notes),
         )
+
+
+def _restarts_of(entry: Mapping[str, Any]) -> int:
+    value = entry.get("restartCount")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _parse_time(value: object) -> datetime | None:

@@ -125,8 +125,8 @@ class KindRules:
 
     kind_label: str = ""
     debug_command: tuple[str, ...] = DEFAULT_DEBUG_COMMAND
-    budget: Literal["type", "job"] = "type"
-    """Whether restart limits count per replica type or for the whole job."""
+    budget: Literal["replica", "type", "job"] = "type"
+    """Whether restart limits count per replica, per replica type or for the whole job."""
 
     def __init__(self, job: AnyJob) -> None:
         self.job = job
@@ -352,6 +352,9 @@ class GenericJobRules(KindRules):
     """GenericJob: free replica types, finish rules, optional per-replica services, variables."""
 
     kind_label = "genericjob"
+    # T9k: restartPolicy.limit is "the maximum restarts of the replica"; tasks[].restartCount
+    # is the sum over its type.
+    budget = "replica"
     job: models.GenericJob
 
     def groups(self) -> list[ReplicaGroup]:

@@ -373,24 +373,46 @@ def test_default_limit_zero_means_no_restart() -> None:
     assert sim.phase == "Failed"
 
 
-def test_restart_budget_is_shared_by_replicas_failing_together() -> None:
-    sim = Sim(
-        gj(
-            workers=2,
-            restart={"policy": "OnFailure", "limit": 1},
-            successRules=[{"worker": [0]}],  # worker-1 failing for good does not end the job
-            failureRules=[{"worker": [0, 1]}],
-        )
-    )
+def test_the_restart_limit_is_each_replicas_own_and_restart_count_is_the_types_sum() -> None:
+    """T9k: restartPolicy.limit is "the maximum restarts of the replica" (当前副本的最大重启次数),
+    tasks[].restartCount the sum over the type. One worker's restarts never use up another's."""
+    sim = Sim(gj(workers=2, restart={"policy": "OnFailure", "limit": 1}))
     sim.step()
     sim.run()
     sim.finish("demo-worker-0", code=1)
     sim.finish("demo-worker-1", code=1)
     plan = sim.step()
-    assert [d.name for d in plan.delete] == ["demo-worker-0"]  # one restart left in the budget
+    assert sorted(d.name for d in plan.delete) == ["demo-worker-0", "demo-worker-1"]
     sim.step()
-    assert sim.task("worker")["restartCount"] == 1
-    assert sim.replica("demo-worker-1")["phase"] == "Failed"
+    assert sim.task("worker")["restartCount"] == 2
+    assert [sim.replica(f"demo-worker-{i}")["restartCount"] for i in (0, 1)] == [1, 1]
+    sim.run()
+    sim.step()
+    assert sim.phase == "Running"
+    # worker-0's one restart is spent: its next failure is for good; worker-1 is untouched
+    sim.finish("demo-worker-0", code=1)
+    plan = sim.step()
+    assert not plan.delete
+    assert sim.phase == "Failed"
+
+
+def test_a_replicas_restart_count_survives_each_of_its_restarts() -> None:
+    sim = Sim(gj(workers=2, restart={"policy": "OnFailure", "limit": 2}))
+    sim.step()
+    sim.run()
+    for round in (1, 2):
+        sim.finish("demo-worker-1", code=1)
+        sim.step()  # deleted
+        sim.step()  # recreated
+        sim.run()
+        sim.step()
+        assert sim.replica("demo-worker-1")["restartCount"] == round
+        assert "restartCount" not in sim.replica("demo-worker-0")
+    sim.finish("demo-worker-1", code=1)
+    plan = sim.step()
+    assert not plan.delete  # its limit of 2 is spent
+    assert sim.phase == "Failed"
+    assert sim.task("worker")["restartCount"] == 2
 
 
 def test_interrupted_pass_never_counts_a_restart_twice() -> None:
