@@ -148,14 +148,46 @@ def manifest_warnings(data: Mapping[str, Any]) -> list[Problem]:
     * a DeepSpeedJob's or ColossalAIJob's `T9K_*` variable: the operator sets these itself, and
       takes only `T9K_BARRIER_TIMEOUT` from the user (whole seconds, 1 to 86400);
     * what the API reference allows and T9k's manuals do not: `restartPolicy.policy: ExitCode`
-      on a GenericJob or ColossalAIJob replica, a DeepSpeed `--launcher` other than pdsh."""
+      on a GenericJob or ColossalAIJob replica, a DeepSpeed `--launcher` other than pdsh;
+    * a ColossalAIJob script argument with shell syntax (`--flag='two words'`), which reaches the
+      script as written here and through a shell in T9k."""
     kind = data.get("kind")
     out = _t9k_env_warnings(data) if kind in ("DeepSpeedJob", "ColossalAIJob") else []
+    if kind == "ColossalAIJob":
+        out += _shell_syntax_warnings(data)
     if kind in ("GenericJob", "ColossalAIJob"):
         return out + _replica_warnings(data)
     if kind != "DeepSpeedJob":
         return out
     return out + _launcher_warnings(data) + _secret_env_warnings(data)
+
+
+_SHELL_SYNTAX = ("'", '"', "\\", "$", "`")
+
+
+def _shell_syntax_warnings(data: Mapping[str, Any]) -> list[Problem]:
+    """ColossalAIJob script arguments written for a shell: T9k's `colossalai run` joins them
+    into one command line for the workers' shell, which removes quotes and expands `$`; this
+    operator quotes each argument so that the script receives it as written."""
+    torch = (data.get("spec") or {}).get("torchConfig")
+    script = torch.get("script") if isinstance(torch, Mapping) else None
+    if not isinstance(script, list):
+        return []
+    out: list[Problem] = []
+    for i, arg in enumerate(script[1:], start=1):
+        text = str(arg)
+        if any(c in text for c in _SHELL_SYNTAX):
+            unquoted = text.replace("'", "").replace('"', "")
+            out.append(
+                Problem(
+                    f"spec.torchConfig.script[{i}]",
+                    f"{text!r} has shell syntax (quotes, $, `, \\): the script receives it"
+                    " exactly as written here, while T9k's colossalai run hands it to the"
+                    " workers' shell, which would remove the quotes and expand $"
+                    + (f"; for the same result write {unquoted!r}" if unquoted != text else ""),
+                )
+            )
+    return out
 
 
 def _launcher_warnings(data: Mapping[str, Any]) -> list[Problem]:

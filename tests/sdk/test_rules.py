@@ -816,3 +816,18 @@ def test_validate_warns_alike_about_what_t9ks_manuals_do_not_support() -> None:
         assert "supports the pdsh launcher only" in warned.message
     pdsh = deepspeed_job(config={"run": {"python": ["t.py"]}, "otherArgs": ["--launcher=pdsh"]})
     assert manifest_warnings(pdsh) == []
+
+
+def test_validate_explains_colossalai_arguments_written_for_a_shell() -> None:
+    """T9k's examples pass `--flag='two words'`, which `colossalai run`'s shell unquotes; the
+    operator delivers each argument as written, so validate says what to write instead."""
+    from t9k_sdk.validation import manifest_warnings
+
+    job = colossalai_job(
+        torchConfig={"script": ["train.py", "--flag='two words'", "--plain", "--home=$HOME"]}
+    )
+    assert validate_manifest(job) == []
+    warned = manifest_warnings(job)
+    assert [w.path for w in warned] == ["spec.torchConfig.script[1]", "spec.torchConfig.script[3]"]
+    assert "write '--flag=two words'" in warned[0].message
+    assert "expand $" in warned[1].message
