@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import warnings
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 from t9k_sdk import codecs, crds, models
-from t9k_sdk.errors import InvalidManifestError, Problem
+from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning, Problem
+from t9k_sdk.models.batch_v1beta1 import _legacy_colossalai
 from t9k_sdk.reconcile import bootstrap
 
 __all__ = ["manifest_warnings", "validate_manifest"]
@@ -28,7 +30,86 @@ launcher's variables with these prefixes into the command line it runs on every 
 
 
 def validate_manifest(data: Mapping[str, Any]) -> list[Problem]:
-    """Every problem of one job manifest; an empty list when the manifest is valid."""
+    """Every problem of one job manifest; an empty list when the manifest is valid.
+
+    A legacy form (ColossalAIJob `launcher`/`worker`, `enable` for `enabled`) is checked as the
+    SDK converts it, and its problems name the fields as the user wrote them."""
+    moved = _legacy_paths(data)
+    problems = _problems(data)
+    if not moved:
+        return problems
+    return [Problem(_written_path(p.path, moved), p.message) for p in problems]
+
+
+def _legacy_paths(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(path after conversion, path as written) for the legacy fields of `data`, most specific
+    first."""
+    spec = data.get("spec") if isinstance(data, Mapping) else None
+    if not isinstance(spec, Mapping):
+        return []
+    out: list[tuple[str, str]] = []
+    if data.get("kind") == "ColossalAIJob" and ({"launcher", "worker"} & spec.keys()):
+        out += [
+            ("spec.replicaSpecs[0].template.spec.containers[0]", "spec.launcher"),
+            ("spec.replicaSpecs[0]", "spec.launcher"),
+            ("spec.replicaSpecs[1].replicas", "spec.worker.replicas"),
+            ("spec.replicaSpecs[1].template", "spec.worker.template"),
+            ("spec.replicaSpecs[1]", "spec.worker"),
+            ("spec.torchConfig.procPerWorker", "spec.worker.procPerWorker"),
+            ("spec.torchConfig.script", "spec.worker.command"),
+            ("spec.torchConfig.extraArgs", "spec.worker.torchArgs"),
+            ("spec.torchConfig", "spec.worker"),
+        ]
+    for where, block in _enable_blocks(spec):
+        if "enable" in block:
+            out.append((f"spec.{where}.enabled", f"spec.{where}.enable"))
+    return out
+
+
+def _enable_blocks(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(path under spec, block) of the blocks that may carry the legacy `enable`."""
+    run_mode = spec.get("runMode")
+    found = [
+        (f"runMode.{mode}", run_mode.get(mode) if isinstance(run_mode, Mapping) else None)
+        for mode in ("debug", "pause")
+    ]
+    found.append(("elastic", spec.get("elastic")))
+    return [(where, block) for where, block in found if isinstance(block, Mapping)]
+
+
+def _converted(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`data` with its legacy fields moved where the SDK moves them, without checking anything
+    else (for the schema check of a manifest the models refused)."""
+    spec = data.get("spec")
+    if not isinstance(spec, Mapping):
+        return data
+    new_spec: dict[str, Any] = dict(spec)
+    if data.get("kind") == "ColossalAIJob" and ({"launcher", "worker"} & spec.keys()):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LegacyManifestWarning)
+            try:
+                new_spec = dict(_legacy_colossalai(new_spec))
+            except (InvalidManifestError, ValueError):
+                return data
+    for where, block in _enable_blocks(new_spec):
+        if "enable" in block and "enabled" not in block:
+            renamed = {("enabled" if k == "enable" else k): v for k, v in block.items()}
+            if where.startswith("runMode."):
+                mode = where.split(".", 1)[1]
+                new_spec["runMode"] = {**new_spec["runMode"], mode: renamed}
+            else:
+                new_spec[where] = renamed
+    return {**data, "spec": new_spec}
+
+
+def _written_path(path: str, moved: list[tuple[str, str]]) -> str:
+    for converted, written in moved:
+        if path == converted or path.startswith((converted + ".", converted + "[")):
+            return written + path[len(converted) :]
+    return path
+
+
+def _problems(data: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     checked: Mapping[str, Any] = data
     try:
@@ -36,6 +117,7 @@ def validate_manifest(data: Mapping[str, Any]) -> list[Problem]:
         checked = codecs.to_manifest(codecs.from_manifest(data))
     except InvalidManifestError as exc:
         problems.extend(exc.problems)
+        checked = _converted(data)
     kind = data.get("kind") if isinstance(data, Mapping) else None
     cls = models.JOB_KINDS.get(kind) if isinstance(kind, str) else None
     if cls is not None:

@@ -133,7 +133,7 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _validate_text(text: bytes, label: str, report: _Report) -> None:
+def _validate_text(text: bytes, label: str, report: _Report, *, strict: bool = False) -> None:
     """Validate every document of one YAML stream, adding its problems to `report`.
 
     Documents are numbered from 0 in the order of the stream (empty ones count, as in
@@ -151,8 +151,8 @@ def _validate_text(text: bytes, label: str, report: _Report) -> None:
             where = f"{label}: document {index}{_describe(doc)}"
             legacy = False
             for w in caught:
-                if issubclass(w.category, LegacyManifestWarning):
-                    # the SDK reads it, but the API server rejects it: an error for a pre-merge check
+                if issubclass(w.category, LegacyManifestWarning) and strict:
+                    # --strict: as kubectl, Argo CD and Flux send it, which the API server rejects
                     report.problems += 1
                     legacy = True
                     message = (
@@ -162,6 +162,15 @@ def _validate_text(text: bytes, label: str, report: _Report) -> None:
                     report.lines.append(f"{where}: {message}")
                     report.entries.append(
                         _entry(label, index, _describe(doc), Problem("", message))
+                    )
+                elif issubclass(w.category, LegacyManifestWarning):
+                    # t9k-sdk apply, plan and render convert it: valid, and said
+                    report.warnings += 1
+                    report.lines.append(
+                        f"{where}: warning: {w.message}. t9k-sdk apply, plan and render convert"
+                        " it; kubectl, Argo CD and Flux send it as written, which the API server"
+                        f" rejects: `t9k-sdk convert {label}` rewrites it (--strict makes this an"
+                        " error)"
                     )
                 else:  # not ours to explain: pass it on
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -359,7 +368,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     report = _Report()
     for item in inputs:
         assert isinstance(item, Manifest)  # VALIDATE takes no Python
-        _validate_text(_sources.read(item), item.label, report)
+        _validate_text(_sources.read(item), item.label, report, strict=args.strict)
     if args.output in ("json", "yaml"):
         payload = {
             "valid": report.ok and report.documents > 0,
@@ -643,6 +652,11 @@ Documents are numbered from 0 within each file. FILE may be `-` (standard input)
 directory (its *.yaml, *.yml and *.json files). A Python file is a usage error: its jobs are
 checked when they are built (`t9k-sdk render jobs.py | t9k-sdk validate -`). Exit status 1 if
 anything is invalid.
+
+Legacy forms that T9k still publishes (the ColossalAIJob `launcher`/`worker` schema, `enable`
+for `enabled`) are checked as `t9k-sdk apply`, `plan` and `render` convert them, with a warning
+and problems named by the fields as written; --strict makes them errors, since the API server
+rejects them as written.
 """
 
 _CRDS_HELP = """\
@@ -722,6 +736,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         default="text",
         help="text (default: one line per problem), or the verdict and the problems as json or"
         " yaml (file, document, object, path, message)",
+    )
+    validate.add_argument(
+        "--strict",
+        action="store_true",
+        help="legacy forms (ColossalAIJob launcher/worker, `enable`) are errors, not warnings:"
+        " for manifests that kubectl, Argo CD or Flux apply as written",
     )
     validate.set_defaults(run=_cmd_validate, parser=validate)
 

@@ -412,33 +412,46 @@ def test_validate_checks_the_items_of_a_list_kind(
     )
 
 
-def test_validate_rejects_legacy_forms_the_api_server_rejects_and_convert_fixes_them(
+LEGACY_COLOSSALAI = """\
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: ColossalAIJob
+metadata:
+  name: palm
+spec:
+  launcher:
+    image: colossalai:0.2.5
+  worker:
+    replicas: 1
+    procPerWorker: 4
+    command: [train.py]
+    template:
+      spec:
+        containers:
+        - name: worker
+          image: colossalai:0.2.5
+"""
+
+
+def test_validate_accepts_legacy_forms_that_apply_converts_and_strict_rejects_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = _write(
-        tmp_path / "legacy.yaml",
-        """\
-        apiVersion: batch.tensorstack.dev/v1beta1
-        kind: ColossalAIJob
-        metadata:
-          name: palm
-        spec:
-          launcher:
-            image: colossalai:0.2.5
-          worker:
-            replicas: 1
-            procPerWorker: 4
-            command: [train.py]
-            template:
-              spec:
-                containers:
-                - name: worker
-                  image: colossalai:0.2.5
-        """,
-    )
+    """T9k still publishes the legacy ColossalAIJob schema: apply, plan and render convert it,
+    so validate says so (exit 0); --strict is for manifests kubectl or a GitOps tool applies as
+    written, which the API server rejects; convert rewrites them."""
+    path = _write(tmp_path / "legacy.yaml", LEGACY_COLOSSALAI)
 
     status, out, err = _run(capsys, "validate", str(path))
+    assert (status, err) == (0, "")  # no raw Python warning
+    first = out.splitlines()[0]
+    assert first.startswith(
+        f"{path}: document 0 (ColossalAIJob 'palm'): warning: ColossalAIJob"
+        " spec.launcher/spec.worker is the legacy schema"
+    )
+    assert "t9k-sdk apply, plan and render convert it" in first
+    assert f"`t9k-sdk convert {path}` rewrites it" in first
+    assert out.splitlines()[-1] == "1 document valid (1 warning)"
 
+    status, out, err = _run(capsys, "validate", "--strict", str(path))
     assert status == 1
     first = out.splitlines()[0]
     assert first.startswith(
@@ -447,13 +460,27 @@ def test_validate_rejects_legacy_forms_the_api_server_rejects_and_convert_fixes_
     )
     assert f"`t9k-sdk convert {path}` rewrites it in the current schema" in first
     assert out.splitlines()[-1] == "1 problem in 1 of 1 document (1 file checked)"
-    assert err == ""  # no raw Python warning
 
     status, out, err = _run(capsys, "convert", "-i", str(path))
     assert (status, err) == (0, f"rewrote {path}\n")
     assert "replicaSpecs" in path.read_text()
-    status, out, _ = _run(capsys, "validate", str(path))
+    status, out, _ = _run(capsys, "validate", "--strict", str(path))
     assert (status, out.splitlines()[-1]) == (0, "1 document valid")
+
+
+def test_validate_names_the_legacy_fields_the_user_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = LEGACY_COLOSSALAI.replace("replicas: 1", "replicas: -1").replace(
+        "procPerWorker: 4", "procPerWorker: many"
+    )
+    path = _write(tmp_path / "legacy.yaml", text)
+    status, out, _ = _run(capsys, "validate", str(path))
+    assert status == 1
+    problems = [line for line in out.splitlines() if ": warning:" not in line][:-1]
+    assert any("spec.worker.replicas:" in line for line in problems), out
+    assert any("spec.worker.procPerWorker:" in line for line in problems), out
+    assert not any("replicaSpecs" in line or "torchConfig" in line for line in problems), out
 
 
 def test_validate_reads_standard_input(
