@@ -837,7 +837,8 @@ def test_validate_explains_colossalai_arguments_written_for_a_shell() -> None:
 def test_problems_of_a_legacy_enable_name_the_field_as_written() -> None:
     job = generic_job(runMode={"debug": {"enable": "sometimes"}})
     paths = [p.path for p in validate_manifest(job)]
-    assert paths and all(p.startswith("spec.runMode.debug.enable") for p in paths), paths
+    assert paths
+    assert all(p.startswith("spec.runMode.debug.enable") for p in paths), paths
     assert "spec.runMode.debug.enabled" not in paths
     elastic = deepspeed_job(elastic={"enable": True, "minReplicas": -1})
     assert [p.path for p in validate_manifest(elastic)] == ["spec.elastic.minReplicas"]
