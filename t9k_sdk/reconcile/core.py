@@ -40,7 +40,7 @@ from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
 from t9k_sdk.models._base import _format_time
-from t9k_sdk.reconcile import ownership
+from t9k_sdk.reconcile import names, ownership
 from t9k_sdk.reconcile import status as st
 from t9k_sdk.reconcile.desired import KindRules, Mode, ReplicaGroup, Slot, rules_for
 from t9k_sdk.reconcile.observe import PodView, observe_pod
@@ -164,6 +164,11 @@ class _Pass:
                     mine.append(obj)
                 else:
                     self.foreign.append((kind, obj))
+        for cm in self.others_by_kind["ConfigMap"]:
+            if o.meta(cm).name == names.config_map_name(job.metadata.name or ""):
+                data = cm.get("data")
+                hostfile = data.get("hostfile") if isinstance(data, Mapping) else None
+                self.rules.mounted_hostfile = hostfile if isinstance(hostfile, str) else ""
         self.conflicts: list[tuple[str, Mapping[str, Any]]] = []
         self.blocked = False
         self.create: list[Manifest] = []

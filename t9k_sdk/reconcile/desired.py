@@ -241,6 +241,10 @@ class KindRules:
         """Why a running pod must be relaunched (the spec changed under it), or None."""
         return None
 
+    mounted_hostfile: str | None = None
+    """The hostfile in the job's ConfigMap as last observed (None: not observed yet). A pod
+    mounts what the ConfigMap holds, not what the spec asks for."""
+
     def launch_waits_for(self, slot: Slot) -> list[str]:
         """The pods that must be running before the pod of `slot` is created (a launcher
         starts the training on them over ssh). The operator holds the pod back until then, so
@@ -731,13 +735,18 @@ class DeepSpeedJobRules(_SSHRules):
     def pod_annotations(self, slot: Slot) -> dict[str, str]:
         if slot.rank != 0:
             return {}
-        return {bootstrap.HOSTFILE_HASH: bootstrap.hostfile_hash(self.hostfile())}
+        # what the pod will mount: the ConfigMap as it is, which a refused update leaves old
+        mounted = self.mounted_hostfile if self.mounted_hostfile is not None else self.hostfile()
+        return {bootstrap.HOSTFILE_HASH: bootstrap.hostfile_hash(mounted)}
 
     def outdated(self, slot: Slot, annotations: Mapping[str, str]) -> str | None:
         if slot.rank != 0 or self.run_mode().debug_enabled:
             return None
+        wanted = self.hostfile()
+        if self.mounted_hostfile is not None and self.mounted_hostfile != wanted:
+            return None  # relaunch once the ConfigMap holds the new hostfile, not before
         started = annotations.get(bootstrap.HOSTFILE_HASH)
-        if started is not None and started != bootstrap.hostfile_hash(self.hostfile()):
+        if started is not None and started != bootstrap.hostfile_hash(wanted):
             return "the set of workers changed (elastic resize): relaunching with the new hostfile"
         return None
 

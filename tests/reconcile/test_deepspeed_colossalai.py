@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from t9k_sdk.reconcile import bootstrap
+from t9k_sdk.reconcile.types import Plan
 from tests.sdk.manifests import colossalai_job, deepspeed_job, pod
 
 from .sim import Sim
@@ -336,8 +337,10 @@ def test_elastic_resize_rewrites_the_hostfile_and_relaunches_worker_0() -> None:
     plan = sim.step()
     (update,) = plan.update
     assert update.manifest["data"]["hostfile"].count("\n") == 3
-    assert [d.name for d in plan.delete] == ["demo-worker-0"]  # relaunch with the new hostfile
+    assert not plan.delete  # worker-0 is relaunched once the ConfigMap holds the new hostfile
     assert sorted(_by(plan.create, "Pod")) == ["demo-worker-2"]
+    plan = sim.step()
+    assert [d.name for d in plan.delete] == ["demo-worker-0"]  # relaunch with the new hostfile
     sim.drain_deletions()
     plan = sim.step()
     assert not plan.create  # the new launch waits for the new worker to run
@@ -665,3 +668,37 @@ def test_the_launch_barrier_timeout_is_the_users_when_it_is_whole_seconds(
     )
     launcher = Sim(caij, ssh_key=KEY).launch()["demo-launcher"]
     assert _env(_container(launcher, "launcher"))["T9K_BARRIER_TIMEOUT"] == used
+
+
+def test_a_refused_hostfile_update_never_relaunches_worker_0_with_the_old_hosts() -> None:
+    """The hostfile is mounted as the ConfigMap holds it: while its update is refused, worker-0
+    keeps its launch (nothing would change), the job says why, and once the update lands worker-0
+    is relaunched with the new hosts. A worker-0 created meanwhile is marked with what it
+    mounted, so it is relaunched too."""
+    job = deepspeed_job(
+        elastic={"enabled": True, "minReplicas": 1, "maxReplicas": 4, "expectedReplicas": 2}
+    )
+    sim = Sim(job, ssh_key=KEY)
+    sim.launch()
+    sim.settle()
+    old_hosts = sim.others[("ConfigMap", "demo-config")]["data"]["hostfile"]
+    sim.job["spec"]["elastic"]["expectedReplicas"] = 3
+    for _ in range(3):  # the API server refuses the update (the simulator drops it)
+        plan = sim.step(apply=False)
+        sim.apply(Plan(status=plan.status, create=plan.create, events=plan.events))
+        sim.run()
+        assert not plan.delete
+    assert sim.others[("ConfigMap", "demo-config")]["data"]["hostfile"] == old_hosts
+    # worker-0 is recreated meanwhile (it failed): it mounts the old hosts and says so
+    sim.vanish("demo-worker-0")
+    plan = sim.step()
+    (w0,) = _by(plan.create, "Pod").values()
+    mounted = w0["metadata"]["annotations"][bootstrap.HOSTFILE_HASH]
+    assert mounted == bootstrap.hostfile_hash(old_hosts)
+    # the update lands: worker-0 is relaunched with the new hostfile
+    sim.others[("ConfigMap", "demo-config")]["data"]["hostfile"] = plan.update[0].manifest["data"][
+        "hostfile"
+    ]
+    sim.run()
+    plan = sim.step()
+    assert [d.name for d in plan.delete] == ["demo-worker-0"]
