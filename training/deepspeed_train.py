@@ -78,6 +78,10 @@ def main() -> None:
             say(f"step={step} loss={value:.4f}")
     if rank == 0:
         say(f"loss fell from {first:.4f} to {last:.4f} (ZeRO stage {args.zero_stage})")
+    # Leave together: no rank closes its connections while another still uses them, and the
+    # process group is shut down before the interpreter tears the process down.
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":
