@@ -295,6 +295,21 @@ def diagnose(
             )
         )
     running = condition(job, models.JobConditionType.RUNNING.value)
+    if (
+        running is not None
+        and running.get("status") == "False"
+        and running.get("reason") == "WaitingForWorkers"
+        and phase not in (models.JobPhase.FAILED.value, models.JobPhase.SUCCEEDED.value)
+    ):
+        out.append(
+            Finding(
+                "info",
+                "job",
+                f"{running.get('message')} The job waits as long as that takes: nothing fails"
+                " it meanwhile",
+                "the workers' own findings below say why they do not run yet",
+            )
+        )
     for task in o.tasks(job):
         if task.restart_count:
             out.append(

@@ -252,3 +252,38 @@ def test_pod_info_summarises_state_for_describe() -> None:
         )
     )
     assert (unscheduled.state, unscheduled.message) == ("Unschedulable", "no room")
+
+
+def test_a_launcher_held_back_for_its_workers_is_explained_beside_the_workers_reason() -> None:
+    waiting = (
+        "The launcher mnist-worker-0 starts once every worker it needs is running; waiting for"
+        " mnist-worker-1."
+    )
+    status = {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "Running",
+                "status": "False",
+                "reason": "WaitingForWorkers",
+                "message": waiting,
+            }
+        ],
+    }
+    unschedulable = pod(
+        1,
+        phase="Pending",
+        node=None,
+        conditions=[
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.",
+            }
+        ],
+    )
+    found = messages(diagnose(job(status), [unschedulable], [], NOW))
+    # the worker's reason first (an error), then why the launcher does not exist yet
+    assert "Insufficient nvidia.com/gpu" in found[0], found
+    assert f"info: job: {waiting} The job waits as long as that takes" in found[1], found
