@@ -164,6 +164,16 @@ class _Pass:
                     mine.append(obj)
                 else:
                     self.foreign.append((kind, obj))
+        self.rules.running = frozenset(
+            name
+            for name, view in self.pods.items()
+            if view.phase == ReplicaPhase.RUNNING and not view.terminating
+        )
+        self.rules.stuck = frozenset(
+            name
+            for name, view in self.pods.items()
+            if not view.terminating and (view.unschedulable or view.stuck)
+        )
         for cm in self.others_by_kind["ConfigMap"]:
             if o.meta(cm).name == names.config_map_name(job.metadata.name or ""):
                 data = cm.get("data")
@@ -470,13 +480,8 @@ class _Pass:
                 self._finished_for_good(slot, entry, outcome, pod.exit_code)
 
     def _waiting_for(self, slot: Slot) -> list[str]:
-        """The pods `slot`'s launcher needs that are not running yet."""
-        out = []
-        for name in self.rules.launch_waits_for(slot):
-            pod = self.pods.get(name)
-            if pod is None or pod.terminating or pod.phase != ReplicaPhase.RUNNING:
-                out.append(name)
-        return out
+        """The pods `slot`'s launcher waits for (not running yet)."""
+        return self.rules.launch_waits_for(slot)
 
     def _held_outcome(self) -> tuple[str, str, str] | None:
         """A held launcher whose worker ended for good never starts: the job fails."""
@@ -687,6 +692,7 @@ class _Pass:
             problem=self._problem(),
             waiting=self._waiting_message(),
             failure_is_the_jobs=isinstance(self.job, models.DeepSpeedJob),
+            standby=self.rules.standby(),
         )
         status: dict[str, Any] = {
             **self.prev,

@@ -244,12 +244,26 @@ class KindRules:
     mounted_hostfile: str | None = None
     """The hostfile in the job's ConfigMap as last observed (None: not observed yet). A pod
     mounts what the ConfigMap holds, not what the spec asks for."""
+    running: frozenset[str] | None = None
+    """Names of the job's pods that run, as last observed (None: offline, as `plan` shows a
+    job). An elastic DeepSpeedJob launches with the workers that run."""
+    stuck: frozenset[str] = frozenset()
+    """Names of the job's pods that will not start by themselves (unschedulable, an image that
+    cannot be pulled, ...), as last observed."""
 
     def launch_waits_for(self, slot: Slot) -> list[str]:
-        """The pods that must be running before the pod of `slot` is created (a launcher
+        """The pods the pod of `slot` still waits for: it is created once they run (a launcher
         starts the training on them over ssh). The operator holds the pod back until then, so
         a job whose workers wait for GPUs or images is Pending, never failed by a timeout."""
         return []
+
+    def standby(self) -> frozenset[str]:
+        """Pods the job runs without until they run (see `status.phase_and_conditions`)."""
+        return frozenset()
+
+    def _not_running(self, names_: list[str]) -> list[str]:
+        running = self.running or frozenset()
+        return [n for n in names_ if n not in running]
 
     def deadline_seconds(self) -> int | None:
         """Seconds the job may run (from its creation) before it is failed."""
@@ -669,7 +683,7 @@ class DeepSpeedJobRules(_SSHRules):
     def hostfile(self) -> str:
         cfg = self.job.spec.config or models.Config()
         slots = cfg.slots_per_worker or int(models.Config.default_of("slots_per_worker"))
-        return "".join(f"{self.host(i)} slots={slots}\n" for i in range(self.worker_count()))
+        return "".join(f"{self.host(i)} slots={slots}\n" for i in self.hosts())
 
     def launcher_argv(self) -> list[str]:
         """The `deepspeed` command worker-0 runs after the barrier (an argv list)."""
@@ -691,7 +705,7 @@ class DeepSpeedJobRules(_SSHRules):
             target = run.exec
         else:
             target = run.python or []
-        if uses_pdsh(cfg.other_args or [], self.worker_count()):
+        if uses_pdsh(cfg.other_args or [], len(self.hosts())):
             # DeepSpeed joins the arguments into one command line for the workers' shell
             target = [*target[:1], *(for_pdsh_runner(a) for a in target[1:])]
         return [*argv, *target]
@@ -727,10 +741,56 @@ class DeepSpeedJobRules(_SSHRules):
         )
 
     def launch_waits_for(self, slot: Slot) -> list[str]:
-        """worker-0 runs `deepspeed`, which reaches every other worker over ssh at once."""
+        """worker-0 runs `deepspeed`, which reaches every other worker of the hostfile over ssh
+        at once: it waits for them to run. An elastic job leaves out of the hostfile the workers
+        that will not start by themselves (unschedulable, ...), down to minReplicas."""
         if slot.rank != 0:
             return []
-        return [names.pod_name(self.job.name, "worker", i) for i in range(1, self.worker_count())]
+        others = [names.pod_name(self.job.name, "worker", i) for i in self.hosts()[1:]]
+        waiting = self._not_running(others)
+        if self._elastic() and len(self.hosts()) < self.min_member():
+            stuck = [
+                names.pod_name(self.job.name, "worker", i)
+                for i in range(1, self.worker_count())
+                if i not in self.hosts()
+            ]
+            waiting = [*waiting, *stuck]
+        if not waiting and self.mounted_hostfile not in (None, self.hostfile()):
+            # worker-0 would mount the old hostfile: wait for its update
+            cm = names.config_map_name(self.job.name)
+            return [f"the new hostfile in ConfigMap {cm}"]
+        return waiting
+
+    def hosts(self) -> list[int]:
+        """The indices of the workers in the hostfile: every worker; for an elastic job whose
+        pods are known, worker-0 and every other worker that will start by itself (a worker
+        that cannot be scheduled, for one, is left out until it can)."""
+        count = self.worker_count()
+        if not self._elastic() or self.running is None:
+            return list(range(count))
+        return [0] + [
+            i
+            for i in range(1, count)
+            if names.pod_name(self.job.name, "worker", i) not in self.stuck
+        ]
+
+    def standby(self) -> frozenset[str]:
+        """Elastic, once worker-0 launched: the expected workers beyond its hostfile."""
+        if not self._elastic() or self.running is None:
+            return frozenset()
+        launcher = names.pod_name(self.job.name, "worker", 0)
+        if launcher not in self.running:
+            return frozenset()
+        hosts = set(self.hosts())
+        return frozenset(
+            names.pod_name(self.job.name, "worker", i)
+            for i in range(self.worker_count())
+            if i not in hosts
+        )
+
+    def _elastic(self) -> bool:
+        elastic = self.job.spec.elastic
+        return bool(elastic and elastic.enabled)
 
     def pod_annotations(self, slot: Slot) -> dict[str, str]:
         if slot.rank != 0:
@@ -895,7 +955,9 @@ class ColossalAIJobRules(_SSHRules):
         """The launcher runs `colossalai run`, which reaches every worker over ssh at once."""
         if not self.is_master(slot):
             return []
-        return [names.pod_name(self.job.name, "worker", i) for i in range(self.worker_count())]
+        return self._not_running(
+            [names.pod_name(self.job.name, "worker", i) for i in range(self.worker_count())]
+        )
 
     def outcome(
         self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]

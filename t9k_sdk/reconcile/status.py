@@ -27,7 +27,7 @@ suspended batch/v1 Job is Current to kstatus.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -225,6 +225,7 @@ def phase_and_conditions(
     problem: tuple[str, str] | None = None,
     waiting: tuple[str, str] | None = None,
     failure_is_the_jobs: bool = False,
+    standby: Collection[str] = (),
 ) -> tuple[str, list[dict[str, Any]], list[Event]]:
     """The new phase, the new conditions, and the events of the transitions.
 
@@ -235,7 +236,9 @@ def phase_and_conditions(
     so (a Normal Event when it first appears) unless a replica has a problem of its own.
     `failure_is_the_jobs` (DeepSpeedJob): a failed job's ReplicaFailure is reason `Failed` with
     the job's failure message, as T9k writes it, followed by the failed pod's termination
-    message when it has one (the launch barrier's reason, for example).
+    message when it has one (the launch barrier's reason, for example). `standby`: replicas
+    that the job runs without until they run (an elastic DeepSpeedJob's workers beyond its
+    hostfile): not running, they keep the job neither Pending nor from being Running.
     """
     prev_phase = prev.get("phase")
     conditions = Conditions(prev.get("conditions"), now)
@@ -285,9 +288,11 @@ def phase_and_conditions(
         return phase, conditions.wire(), events
 
     active = [r for r in replicas if r.name not in final] if final else replicas
+    issue = _issue(active, pods)
+    late = [r.name for r in active if r.name in standby and r.phase != ReplicaPhase.RUNNING.value]
+    active = [r for r in active if r.name not in late]
     running = [r for r in active if r.phase == ReplicaPhase.RUNNING.value]
     all_running = bool(active) and len(running) == len(active)
-    issue = _issue(active, pods)
     if paused:
         phase = JobPhase.PAUSED.value
         # T9k: Paused means every replica is deleted or being deleted
@@ -326,6 +331,15 @@ def phase_and_conditions(
             conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, *problem)
             if _running(prev) != problem:
                 events.append(Event("Warning", *problem))
+        elif all_running and late:
+            detail = f": {issue[1]}" if issue is not None else ""
+            conditions.set(
+                JobConditionType.RUNNING,
+                ConditionStatus.TRUE,
+                "-",
+                f"Training with {len(running)} of {len(running) + len(late)} workers (elastic);"
+                f" {', '.join(late[:5])} joins once it runs{detail}",
+            )
         elif all_running:
             conditions.set(JobConditionType.RUNNING, ConditionStatus.TRUE, "-", RUNNING_OK)
         elif issue is not None:

@@ -70,13 +70,13 @@ class Sim:
 
     def launch(self, limit: int = 5) -> dict[str, dict[str, Any]]:
         """Pass after pass, every pod running as soon as it is created, until a pass creates
-        no pod (a launcher is created once the workers it needs run); the pods created, by
-        name, as the plans asked for them."""
+        no pod and updates nothing (a launcher is created once the workers it needs run and
+        the hostfile lists them); the pods created, by name, as the plans asked for them."""
         created: dict[str, dict[str, Any]] = {}
         for _ in range(limit):
             plan = self.step()
             pods = {m["metadata"]["name"]: m for m in plan.create if m["kind"] == "Pod"}
-            if not pods and created:
+            if not pods and not plan.update and created:
                 return created
             created.update(pods)
             self.run()

@@ -335,15 +335,15 @@ def test_elastic_resize_rewrites_the_hostfile_and_relaunches_worker_0() -> None:
     sim.settle()
     sim.job["spec"]["elastic"]["expectedReplicas"] = 3
     plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-2"]
     (update,) = plan.update
     assert update.manifest["data"]["hostfile"].count("\n") == 3
     assert not plan.delete  # worker-0 is relaunched once the ConfigMap holds the new hostfile
-    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-2"]
     plan = sim.step()
     assert [d.name for d in plan.delete] == ["demo-worker-0"]  # relaunch with the new hostfile
     sim.drain_deletions()
     plan = sim.step()
-    assert not plan.create  # the new launch waits for the new worker to run
+    assert not _by(plan.create, "Pod")  # the new launch waits for the new worker to run
     sim.run("demo-worker-2")
     plan = sim.step()
     assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0"]
@@ -673,8 +673,7 @@ def test_the_launch_barrier_timeout_is_the_users_when_it_is_whole_seconds(
 def test_a_refused_hostfile_update_never_relaunches_worker_0_with_the_old_hosts() -> None:
     """The hostfile is mounted as the ConfigMap holds it: while its update is refused, worker-0
     keeps its launch (nothing would change), the job says why, and once the update lands worker-0
-    is relaunched with the new hosts. A worker-0 created meanwhile is marked with what it
-    mounted, so it is relaunched too."""
+    is relaunched with the new hosts. A worker-0 to create meanwhile waits for the update."""
     job = deepspeed_job(
         elastic={"enabled": True, "minReplicas": 1, "maxReplicas": 4, "expectedReplicas": 2}
     )
@@ -689,16 +688,74 @@ def test_a_refused_hostfile_update_never_relaunches_worker_0_with_the_old_hosts(
         sim.run()
         assert not plan.delete
     assert sim.others[("ConfigMap", "demo-config")]["data"]["hostfile"] == old_hosts
-    # worker-0 is recreated meanwhile (it failed): it mounts the old hosts and says so
+    # worker-0 goes meanwhile: it is not recreated to mount the old hosts
     sim.vanish("demo-worker-0")
+    plan = sim.step()
+    assert not _by(plan.create, "Pod")
+    assert "the new hostfile in ConfigMap demo-config" in sim.condition("Running")["message"]
+    # the update lands: worker-0 starts with the new hostfile, and says which it mounted
+    new_hosts = plan.update[0].manifest["data"]["hostfile"]
+    sim.others[("ConfigMap", "demo-config")]["data"]["hostfile"] = new_hosts
     plan = sim.step()
     (w0,) = _by(plan.create, "Pod").values()
     mounted = w0["metadata"]["annotations"][bootstrap.HOSTFILE_HASH]
-    assert mounted == bootstrap.hostfile_hash(old_hosts)
-    # the update lands: worker-0 is relaunched with the new hostfile
-    sim.others[("ConfigMap", "demo-config")]["data"]["hostfile"] = plan.update[0].manifest["data"][
-        "hostfile"
-    ]
-    sim.run()
+    assert mounted == bootstrap.hostfile_hash(new_hosts)
+
+
+def test_an_elastic_job_launches_with_min_replicas_and_relaunches_as_workers_arrive() -> None:
+    """T9k: the expected scale is not the actual scale. With one worker that cannot be
+    scheduled, an elastic job trains with the workers that run (at least minReplicas), and
+    grows when the late worker runs."""
+    job = deepspeed_job(
+        elastic={"enabled": True, "minReplicas": 2, "maxReplicas": 4, "expectedReplicas": 3}
+    )
+    sim = Sim(job, ssh_key=KEY)
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-1", "demo-worker-2"]
+    assert _by(plan.create, "ConfigMap")["demo-config"]["data"]["hostfile"].count("\n") == 3
+    sim.unschedulable("demo-worker-2", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")
+    plan = sim.step()  # worker-2 will not start by itself: the hostfile leaves it out
+    assert plan.update[0].manifest["data"]["hostfile"].count("\n") == 2
+    assert not _by(plan.create, "Pod")  # worker-0 waits for worker-1 to run
+    sim.run("demo-worker-1")
+    plan = sim.step()
+    (w0,) = _by(plan.create, "Pod").values()  # worker-0 + worker-1 = minReplicas: launch
+    hostfile = sim.others[("ConfigMap", "demo-config")]["data"]["hostfile"]
+    assert hostfile == "demo-worker-0.demo slots=1\ndemo-worker-1.demo slots=1\n"
+    mounted = w0["metadata"]["annotations"][bootstrap.HOSTFILE_HASH]
+    assert mounted == bootstrap.hostfile_hash(hostfile)
+    sim.run("demo-worker-0")
+    for _ in range(3):
+        sim.step(seconds=3600)
+    assert sim.phase == "Running"  # hours on 2 of 3 workers: running, not failed
+    assert "demo-worker-0" in sim.pods
+
+    running = sim.condition("Running")
+    assert running["status"] == "True"
+    assert "Training with 2 of 3 workers (elastic); demo-worker-2 joins" in running["message"]
+    assert "Insufficient nvidia.com/gpu" in running["message"]
+
+    sim.run("demo-worker-2")  # the late worker arrives: a relaunch with all three
+    plan = sim.step()
+    assert plan.update[0].manifest["data"]["hostfile"].count("\n") == 3
     plan = sim.step()
     assert [d.name for d in plan.delete] == ["demo-worker-0"]
+    sim.drain_deletions()
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-worker-0"]
+    assert sim.status["backoffCount"] == 0
+
+
+def test_an_elastic_job_below_min_replicas_waits_pending() -> None:
+    job = deepspeed_job(
+        elastic={"enabled": True, "minReplicas": 3, "maxReplicas": 4, "expectedReplicas": 3}
+    )
+    sim = Sim(job, ssh_key=KEY)
+    sim.step()
+    sim.run("demo-worker-1")
+    sim.unschedulable("demo-worker-2", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu.")
+    for _ in range(3):
+        plan = sim.step(seconds=3600)
+        assert not _by(plan.create, "Pod")
+    assert sim.phase == "Pending"
+    assert sim.condition("Running")["reason"] == "Unschedulable"
