@@ -195,6 +195,14 @@ def test_live_jobs_have_the_health_of_their_phase(
     p = PREFIX[kind]
     n = REPLICAS[kind]
     waiting = f"Waiting for {n} of {n} replicas to start running."
+    resuming, resuming_reason = waiting, "Resuming"
+    if kind == "ColossalAIJob":  # the launcher is created once its worker runs
+        waiting = (
+            f"The launcher {p}-pending-launcher starts once every worker it needs is running;"
+            f" waiting for {p}-pending-worker-0."
+        )
+        resuming = waiting.replace(f"{p}-pending", f"{p}-resuming")
+        resuming_reason = "WaitingForWorkers"
     seen: dict[str, tuple[dict[str, Any], dict[str, str]]] = {}
 
     # A foreign object holds a name the job needs: a Secret for the SSH kinds, a pod otherwise.
@@ -300,7 +308,7 @@ def test_live_jobs_have_the_health_of_their_phase(
     assert obj["status"]["phase"] == "Paused"
     assert health == {
         "status": "Suspended",
-        "message": "The job is paused: all replicas have been deleted.",
+        "message": "The job is paused: all replicas are deleted or being deleted.",
     }
     seen["paused"] = (obj, health)
 
@@ -318,12 +326,12 @@ def test_live_jobs_have_the_health_of_their_phase(
     obj, health = settle(
         lua,
         live(f"{p}-resuming"),
-        lambda o: condition(o.get("status") or {}, "Running").get("reason") == "Resuming"
-        and condition(o["status"], "Running").get("message") == waiting,
+        lambda o: condition(o.get("status") or {}, "Running").get("reason") == resuming_reason
+        and condition(o["status"], "Running").get("message") == resuming,
         "Resuming, pods waiting",
     )
     assert obj["status"]["phase"] == "Resuming"
-    assert health == {"status": "Progressing", "message": waiting}
+    assert health == {"status": "Progressing", "message": resuming}
     seen["resuming"] = (obj, health)
 
     if RECORD:
