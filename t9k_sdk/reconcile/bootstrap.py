@@ -12,7 +12,8 @@ What every such job gets:
   T9K_FORWARD_ENV=1 (DeepSpeedJob unless disableCustomEnv) it keeps the container's environment
   in the in-memory `/t9k/run` and makes every ssh session load it (`t9k-session.sh`, sshd's
   ForceCommand), so training processes get their own worker's env, valueFrom and envFrom by
-  reference, never as values on a command line. `t9k-launch.sh` is the launcher's readiness
+  reference, never as values on a command line. Every session runs its command in a process
+  group that is stopped when the session's sshd process ends (its launcher went). `t9k-launch.sh` is the launcher's readiness
   barrier: it waits until every host of the hostfile resolves and its sshd answers (exit 124
   with a termination message otherwise, which the job's conditions show), checks that a
   ColossalAIJob's script exists on every worker (exit 127), then `exec`s the launcher.
@@ -76,16 +77,16 @@ mkdir -p /run/sshd 2>/dev/null || true
 if ! ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1; then
   ssh-keygen -A >/dev/null
 fi
+run_dir="${T9K_RUN_DIR:-/t9k/run}"
 if [ "${T9K_FORWARD_ENV:-}" = 1 ]; then
   # The environment the kubelet gave this container (env, valueFrom, envFrom), resolved by
   # reference in this pod; kept in memory (T9K_RUN_DIR is an emptyDir of medium Memory),
   # readable by root only, and loaded by every ssh session before its command.
-  run_dir="${T9K_RUN_DIR:-/t9k/run}"
   (umask 077 && mkdir -p "$run_dir" && export -p > "$run_dir/env.tmp" && mv "$run_dir/env.tmp" "$run_dir/env")
-  set -- -o "ForceCommand=/bin/sh '$(dirname "$0")/t9k-session.sh' '$run_dir'"
-else
-  set --
 fi
+# Every session runs through t9k-session.sh, which stops what it started when its connection
+# goes (a relaunched launcher, whatever DeepSpeed version it runs).
+set -- -o "ForceCommand=/bin/sh '$(dirname "$0")/t9k-session.sh' '$run_dir'"
 # StrictModes off: the keys come from a read-only Secret volume whose directory modes differ
 # between kubelet versions; the files themselves are 0600/0644 and owned by root.
 exec "$sshd" -D -e -p "${T9K_SSH_PORT:-22}" \
@@ -97,8 +98,12 @@ exec "$sshd" -D -e -p "${T9K_SSH_PORT:-22}" \
 """
 
 SESSION_SCRIPT = r"""#!/bin/sh
-# t9k: an ssh session on a worker (sshd's ForceCommand when T9K_FORWARD_ENV=1): load the
-# environment of this worker's container, then run what the client asked for, as sshd would.
+# t9k: an ssh session on a worker (sshd's ForceCommand): load the environment of this worker's
+# container when t9k-sshd.sh kept it (T9K_FORWARD_ENV=1), then run what the client asked for, as
+# sshd would. The command runs in a process group of its own; when the session's sshd process
+# ends (the client went: a launcher deleted or relaunched), that group is stopped, TERM then
+# KILL: sshd leaves the processes of a session without a terminal running, and DeepSpeed before
+# 0.10.1 does not stop them itself.
 # Argument: the directory t9k-sshd.sh wrote the environment to.
 run_dir="${1:-/t9k/run}"
 if [ -r "$run_dir/env" ]; then
@@ -106,10 +111,42 @@ if [ -r "$run_dir/env" ]; then
   command . "$run_dir/env" || printf 't9k: some variables of %s/env were not loaded\n' "$run_dir" >&2
   unset OLDPWD
 fi
-if [ -n "${SSH_ORIGINAL_COMMAND:-}" ]; then
-  exec "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND"
+if [ -z "${SSH_ORIGINAL_COMMAND:-}" ]; then
+  exec "${SHELL:-/bin/sh}" -l
 fi
-exec "${SHELL:-/bin/sh}" -l
+# the session's own sshd process: the first sshd above this script (a shell may sit between)
+session=$PPID
+pid=$PPID
+while [ "$pid" -gt 1 ] 2>/dev/null; do
+  case "$(cat "/proc/$pid/comm" 2>/dev/null)" in sshd*) session=$pid; break ;; esac
+  pid=$(awk '{ print $4 }' "/proc/$pid/stat" 2>/dev/null) || break
+done
+# (an asynchronous command would read /dev/null: it gets the session's standard input back)
+exec 3<&0
+if command -v setsid >/dev/null 2>&1; then
+  setsid "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND" <&3 3<&- &
+else  # no util-linux: only the command's own process can be stopped
+  "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND" <&3 3<&- &
+fi
+group=$!
+exec 3<&-
+(
+  trap '' HUP
+  while kill -0 "$group" 2>/dev/null; do
+    if ! kill -0 "$session" 2>/dev/null; then
+      kill -TERM -"$group" 2>/dev/null || kill -TERM "$group" 2>/dev/null
+      sleep 5
+      kill -KILL -"$group" 2>/dev/null || kill -KILL "$group" 2>/dev/null
+      exit 0
+    fi
+    sleep 1
+  done
+) </dev/null >/dev/null 2>&1 &
+watcher=$!
+wait "$group"
+status=$?
+kill "$watcher" 2>/dev/null
+exit "$status"
 """
 
 LAUNCH_SCRIPT = r"""#!/bin/sh

@@ -654,3 +654,41 @@ def test_colossalai_launcher_fails_when_the_script_is_missing_on_a_worker(tmp_pa
         f" in {workspace} (colossalai run starts it there, in the launcher's working directory)\n"
     )
     assert not list(out.iterdir())  # colossalai run was never started
+
+
+def test_a_session_whose_launcher_is_gone_stops_what_it_started(workers: Workers) -> None:
+    """What a relaunch leaves on the other workers: the old launcher's ssh client dies (its pod
+    deleted), and the ranks it started there must stop with it, whatever DeepSpeed version
+    started them (before 0.10.1 DeepSpeed does not stop them itself; sshd never does)."""
+    host = next(iter(workers.hosts))
+    pids = workers.root / "session-pids"
+    if pids.exists():
+        pids.unlink()
+    # a "rank" and a child of it, as deepspeed.launcher.launch and its training processes
+    remote = f"sleep 300 & echo $! >> {pids}; echo $$ >> {pids}; wait"
+    program = (
+        f"ssh -F \"$T9K_SSH_DIR/config\" {host} '{remote}' & client=$!;"
+        f" for i in $(seq 100); do [ -s {pids} ] && [ $(wc -l < {pids}) -ge 2 ] && break;"
+        " sleep 0.1; done; kill -9 $client; echo killed"
+    )
+    result = workers.launch(["sh", "-c", program], {"T9K_BARRIER_TIMEOUT": "30"})
+    assert result.returncode == 0, result.stderr
+    assert "killed" in result.stdout
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2, started
+
+    def alive() -> list[int]:
+        return [p for p in started if Path(f"/proc/{p}").exists()]
+
+    deadline = time.monotonic() + 30
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert alive() == [], "the session's processes outlived its launcher"
+
+
+def test_a_session_keeps_its_exit_status_and_its_standard_input(workers: Workers) -> None:
+    host = next(iter(workers.hosts))
+    program = f'echo piped | ssh -F "$T9K_SSH_DIR/config" {host} "cat; exit 7";' ' echo "status=$?"'
+    result = workers.launch(["sh", "-c", program], {"T9K_BARRIER_TIMEOUT": "30"})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == ["piped", "status=7"], result.stdout
