@@ -15,6 +15,7 @@ read arguments and print; the work is done by functions that return data (`_vali
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
@@ -271,22 +272,22 @@ _FORMATS = ("yaml", "json")
 
 
 def _format_and_directory(args: argparse.Namespace) -> tuple[str, Path | None]:
-    """(format, directory) of `render`/`crds`: `-o` is a format (yaml, json), `--out-dir` a
-    directory. `-o DIR` is the older spelling of `--out-dir DIR`: it still works, with a
-    warning, for a value that is not a format."""
+    """(format, directory) of `render`/`crds`: `-o` is a format (yaml, json), as in kubectl,
+    and `--out-dir` a directory. Anything else after `-o` is a usage error that says what was
+    probably meant: a mistyped format must not write files into a directory of that name."""
     output: str | None = args.output
     directory: str | None = args.out_dir
     if output is not None and output not in _FORMATS:
-        if directory is not None:
-            raise UsageError(
-                f"-o {output}: -o is the output format ({', '.join(_FORMATS)}); the directory"
-                " is given with --out-dir"
-            )
-        warn(
-            f"`-o {output}` as a directory is deprecated: -o is the output"
-            f" format ({', '.join(_FORMATS)}), as in kubectl; use `--out-dir {output}`"
+        close = difflib.get_close_matches(output.lower(), _FORMATS, n=1, cutoff=0.5)
+        hint = (
+            f"did you mean -o {close[0]}?"
+            if close
+            else f"to write files into a directory, use --out-dir {output}"
         )
-        return "yaml", Path(output)
+        raise UsageError(
+            f"-o {output}: unknown output format; -o takes {' or '.join(_FORMATS)} (the format"
+            f" on standard output); {hint}"
+        )
     if output == "json" and directory is not None:
         raise UsageError("--out-dir writes YAML files; -o json applies to standard output only")
     return output or "yaml", Path(directory) if directory is not None else None
@@ -634,8 +635,8 @@ are written only if every job is valid. --kustomization also writes DIR/kustomiz
 listing them (for Argo CD, Flux or `kubectl apply -k`); --prune deletes the files an earlier
 render wrote whose job is gone (files without the header line are never deleted).
 
--o is an output format, as everywhere in t9k-sdk and kubectl. The older `-o DIR` still works
-as --out-dir DIR, with a warning.
+-o is an output format, as everywhere in t9k-sdk and kubectl; a directory is --out-dir DIR. Any
+other -o value is a usage error that writes nothing (earlier versions took it as a directory).
 
 Two different jobs with the same kind, namespace and name (a sweep that kept one name) are an
 error naming both; the same job reached twice, or two that render identically, is written once.
@@ -683,8 +684,7 @@ def _output_options(parser: argparse.ArgumentParser, directory_help: str) -> Non
         "-o",
         "--output",
         metavar="FORMAT",
-        help="format on standard output: yaml (default) or json (`-o DIR`, the older spelling"
-        " of --out-dir, still works with a warning)",
+        help="format on standard output: yaml (default) or json",
     )
     parser.add_argument("--out-dir", metavar="DIR", help=directory_help)
 

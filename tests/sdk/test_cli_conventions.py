@@ -65,14 +65,30 @@ def test_render_out_dir_writes_files_without_a_warning(
     ]
 
 
-def test_render_o_dir_still_works_but_warns_to_use_out_dir(
-    capsys: pytest.CaptureFixture[str], jobs: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        ("yml", "did you mean -o yaml?"),
+        ("JSON", "did you mean -o json?"),
+        ("manifests", "to write files into a directory, use --out-dir manifests"),
+    ],
+)
+def test_render_o_takes_only_a_format_and_a_typo_writes_nothing(
+    capsys: pytest.CaptureFixture[str],
+    jobs: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
+    hint: str,
 ) -> None:
-    code, _, err = run(capsys, "render", str(jobs), "-o", str(tmp_path / "m"))
-    assert code == 0
-    assert f"`-o {tmp_path / 'm'}` as a directory is deprecated" in err
-    assert f"use `--out-dir {tmp_path / 'm'}`" in err
-    assert (tmp_path / "m" / "genericjob-a.yaml").is_file()
+    """`render jobs.py -o yml > out.yaml` used to create a directory `yml/` and an empty
+    out.yaml, exit 0: now a usage error, nothing written, and what was probably meant."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "render", str(jobs), "-o", value)
+    assert (code, out) == (2, "")
+    assert f"-o {value}: unknown output format; -o takes yaml or json" in err
+    assert hint in err
+    assert [p.name for p in tmp_path.iterdir()] == [jobs.name]  # no directory, no file
 
 
 def test_render_o_json_prints_a_list_and_one_job_as_itself(
@@ -95,7 +111,7 @@ def test_render_refuses_a_directory_in_both_o_and_out_dir(
 ) -> None:
     code, _, err = run(capsys, "render", str(jobs), "-o", "x", "--out-dir", str(tmp_path))
     assert code == 2
-    assert "-o is the output format (yaml, json); the directory is given with --out-dir" in err
+    assert "-o x: unknown output format; -o takes yaml or json" in err
 
 
 def test_crds_out_dir_and_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
