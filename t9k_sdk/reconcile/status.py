@@ -236,7 +236,8 @@ def phase_and_conditions(
     so (a Normal Event when it first appears) unless a replica has a problem of its own.
     `failure_is_the_jobs` (DeepSpeedJob): a failed job's ReplicaFailure is reason `Failed` with
     the job's failure message, as T9k writes it, followed by the failed pod's termination
-    message when it has one (the launch barrier's reason, for example). `standby`: replicas
+    message when it has one (the launch barrier's reason, for example); Failed and Completed
+    carry T9k's message as it is. `standby`: replicas
     that the job runs without until they run (an elastic DeepSpeedJob's workers beyond its
     hostfile): not running, they keep the job neither Pending nor from being Running.
     """
@@ -259,9 +260,6 @@ def phase_and_conditions(
         result, reason, message = outcome
         phase = result
         ok = result == JobPhase.SUCCEEDED.value
-        if not ok and failure_is_the_jobs:
-            detail = _termination_message(replicas, pods)
-            message = f"{message}: {detail}" if detail else message
         conditions.set(JobConditionType.RUNNING, ConditionStatus.FALSE, reason, message)
         conditions.set(
             JobConditionType.FAILED,
@@ -279,7 +277,13 @@ def phase_and_conditions(
                 SUCCEEDED.rstrip("."),
             )
         elif failure_is_the_jobs:  # T9k's DeepSpeedJob: reason Failed, the job's message
-            conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.TRUE, reason, message)
+            detail = _termination_message(replicas, pods)
+            conditions.set(
+                JobConditionType.REPLICA_FAILURE,
+                ConditionStatus.TRUE,
+                reason,
+                f"{message}: {detail}" if detail else message,
+            )
         elif not (replica_failure and replica_failure.get("status") == ConditionStatus.TRUE.value):
             reason, detail = failure or ("Failed", message)
             conditions.set(JobConditionType.REPLICA_FAILURE, ConditionStatus.TRUE, reason, detail)
