@@ -8,10 +8,10 @@ render_table(["NAME", "PHASE"], [["mnist", ("Running", "blue")]], Painter(True))
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from typing import TextIO
 
+from t9k_sdk._duration import parse_duration
 from t9k_sdk.cli._terminal import NONCE, for_terminal, visible
 from t9k_sdk.client.format import human_age
 from t9k_sdk.client.status import parse_time, replica_counts, restarts
@@ -28,33 +28,6 @@ __all__ = [
     "render_table",
     "visible",
 ]
-
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h|d)")
-
-
-def parse_duration(text: str) -> float:
-    """Seconds in `90`, `90s`, `10m`, `1h30m`, `1.5h`, `500ms`, `2d` (Go-style, plus days).
-
-    Raises ValueError with an example of what is accepted.
-    """
-    value = text.strip().lower()
-    if re.fullmatch(r"\d+(\.\d*)?|\.\d+", value):
-        return float(value)
-    total = 0.0
-    pos = 0
-    for match in _PART.finditer(value):
-        if match.start() != pos:
-            break
-        total += float(match.group(1)) * _UNITS[match.group(2)]
-        pos = match.end()
-    if not value or pos != len(value):
-        raise ValueError(
-            f"invalid duration {text!r}: use a number with a unit (ms, s, m, h, d),"
-            " e.g. 30s, 10m, 1h30m; a bare number is seconds"
-        )
-    return total
-
 
 # -- colour ----------------------------------------------------------------------------------
 

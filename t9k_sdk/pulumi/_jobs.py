@@ -7,6 +7,7 @@ as a plain dict so that nothing translates them: pulumi-kubernetes #1740).
 
 from __future__ import annotations
 
+import math
 import re
 import secrets
 from collections.abc import Iterator, Mapping
@@ -17,6 +18,7 @@ import pulumi_kubernetes as k8s
 
 from t9k_sdk import _objects as o
 from t9k_sdk import builders, codecs, models
+from t9k_sdk._duration import parse_duration
 from t9k_sdk.builders._common import register_argument_hook
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, Problem
@@ -100,8 +102,6 @@ _RUNNING_OR_DONE: Final = (
 _DONE: Final = "jsonpath={.status.conditions[?(@.status=='True' && @.type=='Completed')].type}"
 _PAUSED: Final = "jsonpath={.status.conditions[?(@.status=='True' && @.type=='Paused')].type}"
 
-_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
-
 
 class JobFailedError(pulumi.RunError):
     """The job failed while `up` waited for it (see `await_phase`).
@@ -169,8 +169,9 @@ class _JobArgsBase(TypedDict):
     finishes, and fails with the reason if the job failed. A paused job is awaited until its
     replicas are gone instead."""
     timeout: NotRequired[str]
-    """How long `up` waits for `await_phase`: "90s", "30m", "1h30m" or seconds as digits
-    (default "10m"). Only with `await_phase`."""
+    """How long `up` waits for `await_phase`, as `t9k-sdk wait --timeout` takes it: "90s",
+    "30m", "1h30m", "1.5h", "2d" or seconds as digits (default "10m"). Only with
+    `await_phase`."""
     operator: NotRequired[T9kOperator]
     """A `T9kOperator` of the same stack: the job is created after its CRDs and Deployment (and
     deleted before them)."""
@@ -199,18 +200,15 @@ class ColossalAIJobArgs(_JobArgsBase):
 
 
 def parse_timeout(value: str) -> int:
-    """Seconds of a timeout: "90s", "30m", "1h30m", "2h" or plain digits (seconds); > 0."""
-    text = value.strip()
-    match = _DURATION.fullmatch(text)
-    if text.isdigit():
-        seconds = int(text)
-    elif text and match is not None:
-        h, m, s = (int(g) if g else 0 for g in match.groups())
-        seconds = h * 3600 + m * 60 + s
-    else:
+    """Whole seconds (rounded up) of a timeout in the CLI's duration grammar: "90s", "30m",
+    "1h30m", "1.5h", "2d" or plain digits (seconds); more than 0."""
+    try:
+        seconds = math.ceil(parse_duration(value))
+    except ValueError:
         raise ValueError(
-            f'timeout must be a duration like "90s", "30m" or "1h30m" (or seconds); got {value!r}'
-        )
+            'timeout must be a duration like "90s", "30m", "1h30m" or "1.5h" (or seconds), as'
+            f" t9k-sdk wait --timeout takes; got {value!r}"
+        ) from None
     if seconds <= 0:
         raise ValueError(f"timeout must be positive; got {value!r}")
     return seconds

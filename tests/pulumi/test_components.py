@@ -471,13 +471,27 @@ def test_awaiting_success_of_a_debug_job_is_rejected(engine: Engine) -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("90s", 90), ("30m", 1800), ("1h30m", 5400), ("2h", 7200), ("45", 45), (" 1m5s ", 65)],
+    [
+        ("90s", 90),
+        ("30m", 1800),
+        ("1h30m", 5400),
+        ("2h", 7200),
+        ("45", 45),
+        (" 1m5s ", 65),
+        ("1.5h", 5400),
+        ("2d", 172800),
+        ("1500ms", 2),  # whole seconds, rounded up
+    ],
 )
-def test_timeouts(text: str, seconds: int) -> None:
+def test_timeouts_take_the_clis_duration_grammar(text: str, seconds: int) -> None:
+    """One grammar everywhere: what `t9k-sdk wait --timeout` takes, Pulumi's timeout takes."""
+    from t9k_sdk.cli._format import parse_duration
+
     assert parse_timeout(text) == seconds
+    assert parse_duration(text) == pytest.approx(seconds, abs=1)
 
 
-@pytest.mark.parametrize("text", ["", "m", "1d", "-5", "1.5h", "5 m"])
+@pytest.mark.parametrize("text", ["", "m", "-5", "5 m", "0s", "1h" * 40])
 def test_bad_timeouts(text: str) -> None:
     with pytest.raises(ValueError, match="timeout must be"):
         parse_timeout(text)
