@@ -11,8 +11,11 @@ client or manifest error -> the message, `EXIT_FAILED` (`diff`: `EXIT_DIFF_ERROR
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
+from typing import NoReturn
 
 from t9k_sdk import __version__
 from t9k_sdk.cli import _cluster, _offline
@@ -33,8 +36,34 @@ from t9k_sdk.errors import InvalidManifestError
 __all__ = ["main"]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse with kubectl's habit: a mistyped command or flag gets a "did you mean", and an
+    unknown flag is reported with the usage of the command it was given to."""
+
+    def error(self, message: str) -> NoReturn:
+        match = re.match(r"argument (\S+): invalid choice: '([^']*)'", message)
+        if match:
+            action = next((a for a in self._actions if match.group(1) in (a.metavar, a.dest)), None)
+            choices = [str(c) for c in (action.choices or ())] if action else []
+            close = difflib.get_close_matches(match.group(2), choices, n=1)
+            if close:
+                message += f"; did you mean {close[0]!r}?"
+        super().error(message)
+
+    def unknown(self, extras: list[str]) -> NoReturn:
+        """Report flags this command does not take, with the closest it does take."""
+        flags = [s for a in self._actions for s in a.option_strings]
+        hints = []
+        for extra in extras:
+            close = difflib.get_close_matches(extra.split("=", 1)[0], flags, n=1)
+            if close:
+                hints.append(f"{extra}: did you mean {close[0]}?")
+        hint = f" ({'; '.join(hints)})" if hints else ""
+        self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
         prog="t9k-sdk",
         description="Render, validate and describe T9k training jobs"
         " (GenericJob, DeepSpeedJob, ColossalAIJob).",
@@ -58,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run `t9k-sdk` with `argv` (default: the process arguments); return the exit status."""
     parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            command = getattr(args, "parser", None)
+            (command if isinstance(command, _Parser) else parser).unknown(extras)
     except SystemExit as exc:  # --help, --version, and argparse's usage errors
         return (
             exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_USAGE)

@@ -248,3 +248,31 @@ def test_completion_of_an_unknown_shell_is_a_usage_error(
     code, out, err = run(capsys, "completion", "tcsh")
     assert (code, out) == (2, "")
     assert "invalid choice: 'tcsh'" in err
+
+
+# -- kubectl habits: "did you mean", and the command's own usage --------------------------------
+
+
+def test_a_mistyped_command_gets_a_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "valdate", "x.yaml")
+    assert (code, out) == (2, "")
+    assert "invalid choice: 'valdate'" in err
+    assert err.rstrip().endswith("did you mean 'validate'?")
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "hint"),
+    [
+        (["render", "x.py", "--ouput", "json"], "usage: t9k-sdk render", "did you mean --output?"),
+        (["get", "gj", "--namspace", "ns"], "usage: t9k-sdk get", "did you mean --namespace?"),
+        (["validate", "--strictt", "x.yaml"], "usage: t9k-sdk validate", "did you mean --strict?"),
+    ],
+)
+def test_a_mistyped_flag_gets_the_commands_usage_and_a_did_you_mean(
+    capsys: pytest.CaptureFixture[str], argv: list[str], usage: str, hint: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(usage), err
+    assert "unrecognized arguments" in err
+    assert hint in err
