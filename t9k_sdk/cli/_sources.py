@@ -464,8 +464,18 @@ class _Found:
 
 
 def _jobs_in(module: ModuleType, label: str) -> Iterator[_Found]:
-    """The module-level jobs (builders and wire models, also inside lists and tuples)."""
-    for name, value in list(vars(module).items()):
+    """The module-level jobs (builders and wire models, also inside lists and tuples), as
+    Python decides what a module exports: the names in `__all__` when the module defines it,
+    otherwise every name that does not start with an underscore (`_base`, a sweep's template,
+    is not a job to render)."""
+    names = getattr(module, "__all__", None)
+    exported = (
+        [str(n) for n in names]
+        if isinstance(names, list | tuple)
+        else [n for n in vars(module) if not n.startswith("_")]
+    )
+    for name in exported:
+        value = getattr(module, name, None)
         if isinstance(value, _JOB_TYPES):
             yield _Found(value, f"{label}: {name}")
         elif isinstance(value, list | tuple):

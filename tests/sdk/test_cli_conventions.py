@@ -276,3 +276,46 @@ def test_a_mistyped_flag_gets_the_commands_usage_and_a_did_you_mean(
     assert err.startswith(usage), err
     assert "unrecognized arguments" in err
     assert hint in err
+
+
+# -- which objects of a Python file are jobs ------------------------------------------------------
+
+SWEEP = """\
+from t9k_sdk import DeepSpeedJob
+
+{template} = DeepSpeedJob(
+    name="bert", image="img:1", workers=4, gpus_per_worker=8, run=["train.py", "--lr", "1e-4"]
+)
+sweep = [
+    {template}.replace(name=f"bert-lr{{i}}", run=["train.py", "--lr", lr])
+    for i, lr in enumerate(["1e-4", "3e-4"])
+]
+{extra}
+"""
+
+
+@pytest.mark.parametrize(
+    ("template", "extra"),
+    [("_base", ""), ("base", '__all__ = ["sweep"]')],
+    ids=["underscore", "__all__"],
+)
+def test_render_writes_exactly_the_jobs_a_file_exports(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, template: str, extra: str
+) -> None:
+    """A sweep's template is not a job: a leading underscore or `__all__` says so, as Python's
+    own `from module import *` reads a module."""
+    path = tmp_path / "sweep.py"
+    path.write_text(SWEEP.format(template=template, extra=extra))
+    code, out, err = run(capsys, "render", str(path))
+    assert code == 0, err
+    names = [d["metadata"]["name"] for d in yaml.safe_load_all(out)]
+    assert names == ["bert-lr0", "bert-lr1"]
+    # without either, the template is a job too (and its name is not the sweep's)
+    path.write_text(SWEEP.format(template="base", extra=""))
+    code, out, err = run(capsys, "render", str(path))
+    assert code == 0, err
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(out)] == [
+        "bert",
+        "bert-lr0",
+        "bert-lr1",
+    ]
