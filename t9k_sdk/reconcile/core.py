@@ -169,6 +169,11 @@ class _Pass:
             for name, view in self.pods.items()
             if view.phase == ReplicaPhase.RUNNING and not view.terminating
         )
+        self.rules.succeeded = frozenset(
+            name
+            for name, view in self.pods.items()
+            if view.phase == ReplicaPhase.SUCCEEDED and not view.terminating
+        )
         self.rules.stuck = frozenset(
             name
             for name, view in self.pods.items()
@@ -484,11 +489,11 @@ class _Pass:
         return self.rules.launch_waits_for(slot)
 
     def _held_outcome(self) -> tuple[str, str, str] | None:
-        """A held launcher whose worker ended for good never starts: the job fails."""
+        """A held launcher whose worker failed for good never starts: the job fails."""
         for launcher, waiting in self.held.items():
             for name in waiting:
                 state = self.final.get(name)
-                if state is None:
+                if state != ReplicaPhase.FAILED.value:
                     continue
                 code = self.failed_codes.get(name)
                 how = _ended(state, code)

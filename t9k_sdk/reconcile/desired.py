@@ -247,6 +247,9 @@ class KindRules:
     running: frozenset[str] | None = None
     """Names of the job's pods that run, as last observed (None: offline, as `plan` shows a
     job). An elastic DeepSpeedJob launches with the workers that run."""
+    succeeded: frozenset[str] = frozenset()
+    """Names of the job's pods that ended with success, as last observed: a launcher does not
+    wait for them (it fails at its readiness barrier if it needed them)."""
     stuck: frozenset[str] = frozenset()
     """Names of the job's pods that will not start by themselves (unschedulable, an image that
     cannot be pulled, ...), as last observed."""
@@ -263,7 +266,7 @@ class KindRules:
 
     def _not_running(self, names_: list[str]) -> list[str]:
         running = self.running or frozenset()
-        return [n for n in names_ if n not in running]
+        return [n for n in names_ if n not in running and n not in self.succeeded]
 
     def deadline_seconds(self) -> int | None:
         """Seconds the job may run (from its creation) before it is failed."""

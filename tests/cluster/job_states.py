@@ -87,6 +87,9 @@ HOLD = "t9k-sdk.test/hold"
 NOWHERE = {"t9k-sdk.test/no-such-node": "true"}
 _PREFIX = {"GenericJob": "gj", "DeepSpeedJob": "dj", "ColossalAIJob": "cj"}
 _FIRST_POD = {"GenericJob": "worker-0", "DeepSpeedJob": "worker-0", "ColossalAIJob": "launcher"}
+# A pod that a pending job has: a launcher (DeepSpeedJob worker-0, the ColossalAIJob launcher)
+# is created only once its workers run.
+_WORKER_POD = {"GenericJob": "worker-0", "DeepSpeedJob": "worker-1", "ColossalAIJob": "worker-0"}
 # A spec edit that changes no pod: what happens after the job finishes.
 _EDIT: dict[str, dict[str, Any]] = {
     "GenericJob": {"spec": {"cleanUpPolicy": "Unfinished"}},
@@ -203,7 +206,7 @@ def collect_job_states(jobs: Jobs, sdk: Client) -> dict[str, dict[str, dict[str,
             out["invalid-spec"][kind] = live(kind, "bad", phase("Failed"), "InvalidSpec")
 
     # pausing: the API server refuses to delete one pod of the pending job
-    held_pods = [f"{names[kind, 'held']}-{_FIRST_POD[kind]}" for kind in KINDS]
+    held_pods = [f"{names[kind, 'held']}-{_WORKER_POD[kind]}" for kind in KINDS]
     for pod in held_pods:
         jobs.core_v1.patch_namespaced_pod(pod, ns, {"metadata": {"labels": {HOLD: "true"}}})
     with _refusing_deletes(jobs, HOLD, held_pods):
@@ -217,7 +220,7 @@ def collect_job_states(jobs: Jobs, sdk: Client) -> dict[str, dict[str, dict[str,
                 and observed(j),
                 "Running=False Pausing",
             )
-            pod = f"{names[kind, 'held']}-{_FIRST_POD[kind]}"
+            pod = f"{names[kind, 'held']}-{_WORKER_POD[kind]}"
             jobs.core_v1.patch_namespaced_pod(pod, ns, {"metadata": {"labels": {HOLD: None}}})
     for kind in KINDS:
         out["paused"][kind] = live(

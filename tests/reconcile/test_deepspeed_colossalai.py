@@ -761,3 +761,15 @@ def test_an_elastic_job_below_min_replicas_waits_pending() -> None:
         assert not _by(plan.create, "Pod")
     assert sim.phase == "Pending"
     assert sim.condition("Running")["reason"] == "Unschedulable"
+
+
+def test_a_worker_that_ended_with_success_is_not_waited_for() -> None:
+    """A worker's sshd that exited 0 before the launcher started will not run again: the
+    launcher is created rather than held forever (its barrier then says what it cannot reach)."""
+    sim = Sim(colossalai_job(), ssh_key=KEY)
+    sim.step()
+    sim.run("demo-worker-0")
+    sim.finish("demo-worker-1", code=0)
+    plan = sim.step()
+    assert sorted(_by(plan.create, "Pod")) == ["demo-launcher"]
+    assert sim.phase not in ("Failed", "Succeeded")
