@@ -201,14 +201,20 @@ exec "$@"
 
 
 def ssh_client_config(ssh_dir: str) -> str:
-    """The client config the launcher (and pdsh, and colossalai's fabric) use."""
+    """The client config the launcher (and pdsh, DeepSpeed's own ssh check, and colossalai's
+    fabric) use. Every one of their ssh connections must succeed on a loaded machine, and
+    DeepSpeed checks its first host once, without retrying: the handshake gets 30 s (the
+    timeout covers the key exchange too), a refused connection is tried 3 times, and GSSAPI,
+    which distributions' ssh_config turn on, is off (its lookups stall a connection)."""
     return (
         "Host *\n"
         f"  IdentityFile {ssh_dir}/{KEY_FILE}\n"
         "  StrictHostKeyChecking no\n"
         "  UserKnownHostsFile /dev/null\n"
         "  LogLevel ERROR\n"
-        "  ConnectTimeout 10\n"
+        "  ConnectTimeout 30\n"
+        "  ConnectionAttempts 3\n"
+        "  GSSAPIAuthentication no\n"
     )
 
 
