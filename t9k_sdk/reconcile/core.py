@@ -21,8 +21,9 @@ Creating, a restart stays pending) and the next pass, woken by the new pods, pla
 Restarts are counted when the replacement pod is planned, and the new status (with the count) is
 written before anything is created; so a pass interrupted at any point never counts a restart
 twice or loses one. "Restart allowed" is the replica's policy (Always, OnFailure, Never, ExitCode:
-128-255 retryable, 1-127 permanent) within its budget (GenericJob: restartPolicy.limit per replica, its count in the replica's status
-entry; DeepSpeedJob: runPolicy.backoffLimit for the whole job).
+128-255 retryable, 1-127 permanent) within its budget (GenericJob: restartPolicy.limit per
+replica, its count in the replica's status entry; DeepSpeedJob: runPolicy.backoffLimit for the
+whole job).
 """
 
 from __future__ import annotations
@@ -164,21 +165,22 @@ class _Pass:
                     mine.append(obj)
                 else:
                     self.foreign.append((kind, obj))
-        self.rules.running = frozenset(
-            name
-            for name, view in self.pods.items()
-            if view.phase == ReplicaPhase.RUNNING and not view.terminating
-        )
-        self.rules.succeeded = frozenset(
-            name
-            for name, view in self.pods.items()
-            if view.phase == ReplicaPhase.SUCCEEDED and not view.terminating
-        )
-        self.rules.stuck = frozenset(
-            name
-            for name, view in self.pods.items()
-            if not view.terminating and (view.unschedulable or view.stuck)
-        )
+        # what the launcher rules need to know of the pods (see KindRules.running)
+        running: set[str] = set()
+        succeeded: set[str] = set()
+        stuck: set[str] = set()
+        for name, view in self.pods.items():
+            if view.terminating:
+                continue
+            if view.phase == ReplicaPhase.RUNNING:
+                running.add(name)
+            elif view.phase == ReplicaPhase.SUCCEEDED:
+                succeeded.add(name)
+            if view.unschedulable or view.stuck:
+                stuck.add(name)
+        self.rules.running = frozenset(running)
+        self.rules.succeeded = frozenset(succeeded)
+        self.rules.stuck = frozenset(stuck)
         for cm in self.others_by_kind["ConfigMap"]:
             if o.meta(cm).name == names.config_map_name(job.metadata.name or ""):
                 data = cm.get("data")
@@ -380,7 +382,7 @@ class _Pass:
             if prev is not None:
                 self.entries[slot.name] = prev.raw
             return
-        if pod is None and mode != "debug" and (waiting := self._waiting_for(slot)):
+        if pod is None and mode != "debug" and (waiting := self.rules.launch_waits_for(slot)):
             # A launcher is created only once every worker it starts the training on runs: a
             # job waiting for GPUs, images or a scheduler stays Pending, and no timeout in the
             # launcher can fail it or spend its restarts (a restart waits the same way).
@@ -483,10 +485,6 @@ class _Pass:
                 )
             else:
                 self._finished_for_good(slot, entry, outcome, pod.exit_code)
-
-    def _waiting_for(self, slot: Slot) -> list[str]:
-        """The pods `slot`'s launcher waits for (not running yet)."""
-        return self.rules.launch_waits_for(slot)
 
     def _held_outcome(self) -> tuple[str, str, str] | None:
         """A held launcher whose worker failed for good never starts: the job fails."""
