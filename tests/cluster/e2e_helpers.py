@@ -21,11 +21,13 @@ jobs first and then waits for each.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client, watch
@@ -35,6 +37,9 @@ from t9k_sdk import models
 from tests.cluster.kube_helpers import EXIT_CODE, REASON, RUN_FOR, request, wait_for
 from tests.cluster.operator_helpers import Operator, job_events
 from tools.realnode import NODE_LABEL as REAL_NODE_LABEL
+
+POD_LOG_DIR = Path(__file__).resolve().parents[2] / "build" / "test-logs"
+"""Where `show_pod_logs` keeps the followed logs of real-node containers (git-ignored)."""
 
 IMAGE = "example.invalid/t9k:sim"
 OWNER_LABEL = "tensorstack.dev/owner-name"
@@ -511,9 +516,7 @@ class Jobs:
             text = fh.read().decode(errors="replace")
         print(f"===== operator log during the test ({self.env.operator.log_path}) =====")
         print(text)
-        for container, log in self.env.pods.logs_since(self.pod_log_mark):
-            print(f"===== log of {container}, followed while it ran =====")
-            print(log)
+        show_pod_logs(self.namespace, self.env.pods.logs_since(self.pod_log_mark))
 
 
 def stays(fetch: Callable[[], Any], seconds: float, interval: float = 0.25) -> list[Any]:
@@ -524,6 +527,19 @@ def stays(fetch: Callable[[], Any], seconds: float, interval: float = 0.25) -> l
         time.sleep(interval)
         samples.append(fetch())
     return samples
+
+
+def show_pod_logs(namespace: str, logs: list[tuple[str, str]]) -> None:
+    """Print the followed logs (pytest shows them for a failed test) and keep them in
+    build/test-logs/NAMESPACE/, where they outlive pytest's output and its pruned tmp dirs."""
+    kept = POD_LOG_DIR / namespace
+    for container, log in logs:
+        print(f"===== log of {container}, followed while it ran =====")
+        print(log)
+        kept.mkdir(parents=True, exist_ok=True)
+        (kept / (re.sub(r"[^A-Za-z0-9_.-]+", "_", container).strip("_") + ".log")).write_text(log)
+    if logs:
+        print(f"(these logs are kept in {kept})")
 
 
 @contextlib.contextmanager

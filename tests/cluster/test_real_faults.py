@@ -14,7 +14,7 @@ import pytest
 from kubernetes import client
 
 from t9k_sdk import models
-from tests.cluster.e2e_helpers import pod_history
+from tests.cluster.e2e_helpers import pod_history, show_pod_logs
 from tests.cluster.kube_helpers import wait_for
 from tests.cluster.operator_helpers import (
     Operator,
@@ -44,9 +44,7 @@ def _pod_logs(api_client: client.ApiClient, namespace: str) -> Iterator[None]:
     it) and printed at teardown: pytest shows it when the test failed."""
     with pod_history(api_client, namespace) as history:
         yield
-        for container, log in history.logs_since(0):
-            print(f"===== log of {container}, followed while it ran =====")
-            print(log)
+        show_pod_logs(namespace, history.logs_since(0))
 
 
 def ranks_in(uid: str) -> list[int]:
