@@ -25,21 +25,24 @@ constraints), so the output is deterministic and changes only when the code does
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import dataclasses
 import difflib
 import enum
 import inspect
 import io
+import itertools
 import json
 import os
 import re
 import sys
+import textwrap
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, is_typeddict
 
 import annotated_types
 from pydantic import AwareDatetime, BaseModel, WithJsonSchema
@@ -734,27 +737,49 @@ def render_help() -> str:
 PY_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "Job builders",
-        ("GenericJob", "Replica", "DeepSpeedJob", "Elastic", "ColossalAIJob", "Launcher"),
+        (
+            "GenericJob",
+            "Replica",
+            "DeepSpeedJob",
+            "Elastic",
+            "ColossalAIJob",
+            "Launcher",
+            "TorchrunJob",
+        ),
     ),
     ("Building blocks", ("Resources", "PVC", "EmptyDir", "SecretVolume", "Debug", "Resume")),
     (
         "Manifests and YAML",
-        ("to_manifest", "from_manifest", "dump_all_yaml", "load_all_yaml", "AnyJob"),
+        (
+            "to_manifest",
+            "from_manifest",
+            "dump_all_yaml",
+            "load_all_yaml",
+            "validate_manifest",
+            "AnyJob",
+        ),
     ),
     (
         "Errors and warnings",
-        ("T9kError", "InvalidManifestError", "Problem", "LegacyManifestWarning"),
+        (
+            "T9kError",
+            "InvalidManifestError",
+            "InvalidYAMLError",
+            "Problem",
+            "LegacyManifestWarning",
+        ),
     ),
     ("Modules and constants", ("models", "__version__")),
 )
 PY_EXTRA: tuple[tuple[str, str], ...] = (
-    ("t9k_sdk.validation", "validate_manifest"),
+    ("t9k_sdk.plan", "plan_summary"),
     ("t9k_sdk.crds", "generate_crds"),
     ("t9k_sdk.crds", "crd_for"),
     ("t9k_sdk.install", "install_manifests"),
     ("t9k_sdk.client", "Client"),
 )
-"""Public functions of public submodules that the guides use."""
+"""Public functions of public submodules that the guides use (each named once in the page: a
+name `t9k_sdk` exports is listed in its group, not here)."""
 
 
 def py_type(annotation: Any) -> str:
@@ -951,11 +976,11 @@ def builder_md(name: str, cls: type[BaseModel]) -> list[str]:
     return out
 
 
-def object_md(qualname: str, obj: object) -> list[str]:
+def object_md(qualname: str, obj: object, heading: str | None = None) -> list[str]:
     name = qualname.rsplit(".", 1)[-1]
     if isinstance(obj, type) and issubclass(obj, BaseModel):
         return builder_md(name, obj)
-    out = [f"### {name}", ""]
+    out = [f"### {heading or name}", ""]
     if isinstance(obj, types.ModuleType):
         out += [
             f"The module `{obj.__name__}`. {md_text(text_of(obj.__doc__).split(chr(10))[0], cell=False)}",
@@ -1015,6 +1040,7 @@ def render_python() -> str:
     for module_name, name in PY_EXTRA:
         module = __import__(module_name, fromlist=[name])
         lines += object_md(f"{module_name}.{name}", getattr(module, name))
+    lines += pulumi_md()
     lines += ["## Wire model helpers", ""]
     lines += [
         "Every wire model (`t9k_sdk.models.*`) is a frozen pydantic model. Besides its fields it"
@@ -1032,6 +1058,97 @@ def render_python() -> str:
             continue
         lines += [f"### models.{cls_name}", "", *_members_lines(cls, {n for n, _ in own}), ""]
     return "\n".join(line.rstrip() for line in "\n".join(lines).split("\n")).rstrip() + "\n"
+
+
+def pulumi_md() -> list[str]:
+    """The Pulumi components (`t9k_sdk.pulumi`, extra `[pulumi]`): each name of its `__all__`
+    once; an `...Args` dict with its keys and their docs."""
+    import t9k_sdk.pulumi as components  # the [pulumi] extra; only this section needs it
+
+    lines = [
+        "## Pulumi components",
+        "",
+        f"{md_text(_summary(components.__doc__), cell=False)} Import them from"
+        " `t9k_sdk.pulumi`; [the how-to](../how-to/pulumi.md) shows them in stacks.",
+        "",
+    ]
+    for name in components.__all__:
+        obj = getattr(components, name)
+        if is_typeddict(obj):
+            lines += typeddict_md(f"pulumi.{name}", obj)
+        elif get_origin(obj) is Literal:
+            alias = f"`t9k_sdk.pulumi.{name}` = `{py_type(obj)}`"
+            lines += [f"### pulumi.{name}", "", alias, "", constant_doc(components, name), ""]
+        elif isinstance(obj, type) or callable(obj):
+            lines += object_md(f"t9k_sdk.pulumi.{name}", obj, heading=f"pulumi.{name}")
+        else:
+            value = f"`t9k_sdk.pulumi.{name}` = `{obj!r}`"
+            lines += [f"### pulumi.{name}", "", value, "", constant_doc(components, name), ""]
+    return lines
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """The docstrings under the annotated names of a class body (`key: T` then a string), its
+    bases' first, read from the source: Python keeps none of them at runtime (nor, before 3.12,
+    a TypedDict's bases)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):
+        return {}
+    if not tree.body or not isinstance(tree.body[0], ast.ClassDef):
+        return {}
+    docs: dict[str, str] = {}
+    module = sys.modules[cls.__module__]
+    for base in tree.body[0].bases:
+        found = getattr(module, base.id, None) if isinstance(base, ast.Name) else None
+        if isinstance(found, type) and found.__module__.startswith("t9k_sdk"):
+            docs.update(_attribute_docs(found))
+    body = tree.body[0].body
+    for node, after in itertools.pairwise(body):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[node.target.id] = after.value.value
+    return docs
+
+
+def constant_doc(package: types.ModuleType, name: str) -> str:
+    """The docstring under a constant of `package` or of its (private) submodules, read from
+    their source: Python keeps none at runtime."""
+    modules = [m for key, m in sorted(sys.modules.items()) if key.startswith(package.__name__)]
+    for module in modules:
+        body = ast.parse(inspect.getsource(module)).body
+        for node, after in itertools.pairwise(body):
+            targets: list[ast.expr] = [node.target] if isinstance(node, ast.AnnAssign) else []
+            targets += node.targets if isinstance(node, ast.Assign) else []
+            if not any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                continue
+            if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+                return md_text(text_of(str(after.value.value)), cell=False)
+    return ""
+
+
+def typeddict_md(name: str, cls: type) -> list[str]:
+    """An `...Args` dict: each key with its type as written, whether it is required, its doc."""
+    docs = _attribute_docs(cls)
+    total = getattr(cls, "__total__", True)
+    out = [f"### {name}", "", docstring_md(cls.__doc__), ""]
+    out += ["| Key | Type | Required | Description |", "| --- | --- | --- | --- |"]
+    for key, annotation in cls.__annotations__.items():
+        # `from __future__ import annotations`: the annotation is the source text (a ForwardRef
+        # in a TypedDict); NotRequired/Required are read from it.
+        text = getattr(annotation, "__forward_arg__", None) or py_type(annotation)
+        wrapper = re.fullmatch(r"(NotRequired|Required)\[(.*)\]", text)
+        required = total if wrapper is None else wrapper.group(1) == "Required"
+        kind = text if wrapper is None else wrapper.group(2)
+        desc = md_text(text_of(docs.get(key)), cell=True)
+        row = f"| `{md_text(kind, cell=True)}` | {'yes' if required else 'no'} | {desc} |"
+        out.append(f"| `{key}` " + row)
+    return [*out, ""]
 
 
 def _members_lines(cls: type, names: set[str]) -> list[str]:

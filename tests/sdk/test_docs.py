@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 API_MD = DOCS / "reference" / "api.md"
 CLI_MD = DOCS / "reference" / "cli.md"
+PYTHON_MD = DOCS / "reference" / "python.md"
 
 SKIP = "<!-- skip-test -->"
 EXPECTED = "<!-- expected-output -->"
@@ -231,6 +232,30 @@ def test_help_texts_do_not_depend_on_the_terminal(monkeypatch: pytest.MonkeyPatc
     narrow = gen.render_help()
     monkeypatch.setenv("COLUMNS", "200")
     assert gen.render_help() == narrow
+
+
+# -- the Python page --------------------------------------------------------------------------
+
+
+def test_python_page_lists_every_public_name_once() -> None:
+    """Each name of `t9k_sdk.__all__` (TorchrunJob among the builders), of `t9k_sdk.pulumi` and
+    `plan_summary` has exactly one heading; no object is described twice."""
+    pytest.importorskip("pulumi")
+    import t9k_sdk
+    import t9k_sdk.pulumi
+
+    headings = re.findall(r"^### (\S+)$", PYTHON_MD.read_text(), flags=re.MULTILINE)
+    expected = [
+        *t9k_sdk.__all__,
+        *(f"pulumi.{name}" for name in t9k_sdk.pulumi.__all__),
+        "plan_summary",
+    ]
+    for name in expected:
+        assert (
+            headings.count(name) == 1
+        ), f"{PYTHON_MD.name}: {name} has {headings.count(name)} headings"
+    builders = PYTHON_MD.read_text().split("## Job builders", 1)[1].split("\n## ", 1)[0]
+    assert "### TorchrunJob" in builders
 
 
 # -- the site ---------------------------------------------------------------------------------
