@@ -87,7 +87,17 @@ def connect(
             )
         except Exception as exc:  # the client raises assorted errors (YAML, keys, files)
             if config_file is not None and not Path(config_file).is_file():
-                raise ConfigError(f"kubeconfig {config_file}: no such file") from None
+                raise ConfigError(
+                    f"kubeconfig {config_file}: no such file; give the path of your cluster's"
+                    " kubeconfig (--kubeconfig FILE, kubeconfig= in Python)"
+                ) from None
+            listed = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+            if config_file is None and listed and not any(Path(p).is_file() for p in listed):
+                missing = ", ".join(listed)
+                raise ConfigError(
+                    f"KUBECONFIG names no file that exists ({missing}); set it to your cluster's"
+                    " kubeconfig, unset it to use ~/.kube/config, or pass --kubeconfig FILE"
+                ) from None
             hint = (
                 ""
                 if explicit or default_file.exists()

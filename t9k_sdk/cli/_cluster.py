@@ -160,10 +160,14 @@ def _cmd_apply(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if args.dry_run == "client":
         # Read and validated by the SDK (as the API server's schema would); nothing is sent.
+        if args.output is not None:
+            _print_applied([_in_namespace(item.job, args.namespace) for item in jobs], args.output)
+            return EXIT_OK
         for item in jobs:
             say(f"{_ref(item.job)} valid (client dry run: not sent to the cluster)")
         return EXIT_OK
     failed = 0
+    stored: list[AnyJob] = []
     with _connect(args) as client:
         for item in jobs:
             try:
@@ -174,8 +178,28 @@ def _cmd_apply(args: argparse.Namespace) -> int:
                 failed += 1
                 error(f"{_ref(item.job)} ({item.origin}): {exc}")
                 continue
-            say(str(applied))
+            if args.output is None:
+                say(str(applied))
+            stored.append(applied.job)
+    if args.output is not None and stored:
+        _print_applied(stored, args.output)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _in_namespace(job: AnyJob, namespace: str | None) -> AnyJob:
+    """The job with -n's namespace where it names none (as apply would send it)."""
+    if namespace is None or job.metadata.namespace:
+        return job
+    return job.replace(metadata=job.metadata.replace(namespace=namespace))
+
+
+def _print_applied(jobs: Sequence[AnyJob], output: str) -> None:
+    """`apply -o`: the jobs as the API server stored them (or would, with a dry run)."""
+    if output == "name":
+        for job in jobs:
+            say(_ref(job))
+        return
+    _print_objects(jobs, output, single=len(jobs) == 1)
 
 
 # -- diff --------------------------------------------------------------------------------------
@@ -831,6 +855,14 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         help="server: the API server checks the jobs but stores nothing; client: check them"
         " offline only (default: none, apply them)",
     )
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("yaml", "json", "name"),
+        help="print the jobs as the API server stored them (with --dry-run=server: as it would"
+        " store them, defaults filled in; with --dry-run=client: as read and validated) instead"
+        " of one line per job",
+    )
 
     p = verb(
         "diff",
@@ -1007,14 +1039,25 @@ def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "Delete jobs named by KIND and NAME, by a label selector (-l), or by the manifests that\n"
         "created them (-f); the garbage collector deletes their pods, services, config maps and\n"
         "secrets.\n\n" + _KINDS_HELP,
-        "  t9k-sdk delete gj mnist\n  t9k-sdk delete dj bert gpt --wait\n"
+        "  t9k-sdk delete gj mnist\n  t9k-sdk delete dj bert gpt --wait=false\n"
         "  t9k-sdk delete -l team=nlp\n  t9k-sdk delete -f manifests/",
         _cmd_delete,
     )
     p.add_argument("args", nargs="*", metavar="KIND NAME [NAME...]")
     _selector(p, "delete the jobs whose labels match (of KIND, or of every kind)")
     files(p, required=False)
-    p.add_argument("--wait", action="store_true", help="return once the jobs are gone")
+    # kubectl's spelling: --wait=false (argparse matches a whole option string before it splits
+    # at "=", so these are flags of their own, and `--wait gj mnist` still reads gj as KIND).
+    p.add_argument(
+        "--wait",
+        "--wait=true",
+        dest="wait",
+        action="store_true",
+        default=True,
+        help="return once the jobs are gone (the default, as kubectl's); --wait=false returns"
+        " once the API server accepted the deletions",
+    )
+    p.add_argument("--wait=false", dest="wait", action="store_false", help=argparse.SUPPRESS)
     p.add_argument(
         "--ignore-not-found", action="store_true", help="a job that does not exist is not an error"
     )

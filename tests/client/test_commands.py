@@ -64,7 +64,22 @@ def test_usage_errors_exit_2_before_contacting_a_cluster(
 def test_a_missing_kubeconfig_is_named(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "get", "--kubeconfig", "/nonexistent/kubeconfig")
     assert code == 1
-    assert err == "t9k-sdk: error: kubeconfig /nonexistent/kubeconfig: no such file\n"
+    assert err == (
+        "t9k-sdk: error: kubeconfig /nonexistent/kubeconfig: no such file; give the path of"
+        " your cluster's kubeconfig (--kubeconfig FILE, kubeconfig= in Python)\n"
+    )
+
+
+def test_a_kubeconfig_variable_naming_no_file_is_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kubectl skips missing KUBECONFIG files silently and then talks of localhost:8080; we say
+    which paths the variable holds and what to do."""
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent/a:/nonexistent/b")
+    code, _, err = run(capsys, "get")
+    assert code == 1
+    assert "KUBECONFIG names no file that exists (/nonexistent/a, /nonexistent/b)" in err
+    assert "--kubeconfig FILE" in err
 
 
 def test_an_unreachable_api_server_is_named(

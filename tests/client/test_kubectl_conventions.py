@@ -3,11 +3,13 @@ only with --python, the shapes of `delete`, `diff` and `apply --dry-run=client`.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from t9k_sdk import load_all_yaml
 from tests.client.test_commands import run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,6 +82,27 @@ def test_apply_dry_run_client_reports_invalid_input_without_a_cluster(
     assert (code, out) == (1, "")
     assert "replicaz" in err
     assert "nothing was applied" in err
+
+
+def test_apply_dry_run_client_prints_the_jobs_with_o(
+    capsys: pytest.CaptureFixture[str], mixed: Path, unreachable: Path
+) -> None:
+    """`apply --dry-run=client -o yaml`: the validated job, in -n's namespace, without a cluster
+    (kubectl's way to see what apply would send)."""
+    manifest = mixed / "mnist.yaml"
+    argv = ["apply", "-f", str(manifest), "--dry-run=client", "-n", "team-a"]
+    code, out, err = run(capsys, *argv, "-o", "yaml", "--kubeconfig", str(unreachable))
+    assert (code, err) == (0, "")
+    [job] = load_all_yaml(out)
+    assert (job.kind, job.metadata.name, job.metadata.namespace) == (
+        "GenericJob",
+        "mnist",
+        "team-a",
+    )
+    assert job.spec == load_all_yaml(manifest.read_text())[0].spec
+    code, out, _ = run(capsys, *argv, "-o", "json")
+    assert (code, json.loads(out)["metadata"]["namespace"]) == (0, "team-a")
+    assert run(capsys, *argv, "-o", "name") == (0, "genericjob/mnist\n", "")
 
 
 def test_apply_dry_run_takes_only_kubectls_values(capsys: pytest.CaptureFixture[str]) -> None:

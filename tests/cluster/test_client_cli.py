@@ -95,7 +95,8 @@ def test_apply_wait_get_describe_delete(cli: Cli, tmp_path: Path, namespace: str
     assert "info: job: finished successfully" in out
     assert "SimulatedExit" in out
 
-    assert cli("delete", "gj", "ok", "--wait") == (0, "genericjob/ok deleted\n", "")
+    # delete waits by default, as kubectl's does: the job is gone when it returns
+    assert cli("delete", "gj", "ok") == (0, "genericjob/ok deleted\n", "")
     code, _, err = cli("get", "gj", "ok")
     assert code == 1
     assert err == f"t9k-sdk: error: GenericJob 'ok' not found in namespace '{namespace}'\n"
@@ -215,6 +216,15 @@ def test_selector_dry_run_diff_and_delete_by_file(cli: Cli, client: Client, tmp_
         "",
     )
     assert client.list() == []
+    # -o yaml: the job as the API server would store it (its defaults and uid filled in)
+    code, out, err = cli("apply", "-f", str(a), "--dry-run=server", "-o", "yaml")
+    assert (code, err) == (0, "")
+    would_be = yaml.safe_load(out)
+    assert (would_be["kind"], would_be["metadata"]["name"]) == ("GenericJob", "a")
+    assert would_be["metadata"]["uid"]
+    assert would_be["metadata"]["namespace"] == client.namespace
+    assert "managedFields" not in would_be["metadata"]
+    assert client.list() == []
 
     # diff against nothing: all new, exit status 1
     code, out, err = cli("diff", "-f", str(manifests))
@@ -268,7 +278,7 @@ def test_selector_dry_run_diff_and_delete_by_file(cli: Cli, client: Client, tmp_
     assert [j.metadata.name for j in client.list()] == ["a"]
 
     # delete -f: the jobs the files define; b is already gone
-    code, out, err = cli("delete", "-f", str(manifests), "--wait")
+    code, out, err = cli("delete", "-f", str(manifests), "--wait=false")
     assert (code, out) == (1, "genericjob/a deleted\n")
     assert "GenericJob 'b' not found" in err
     assert cli("delete", "-f", str(manifests), "--ignore-not-found") == (0, "", "")
