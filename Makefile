@@ -92,6 +92,12 @@ dist-check: $(STAMP) ## Build the sdist and wheel, check their contents, install
 	$(BIN)/python tools/check_dist.py dist
 	$(PYTHON) -m venv $(DIST_VENV)
 	$(DIST_VENV)/bin/python -m pip install --quiet dist/t9k_sdk-*.whl
+	@# The install lines of the docs, with the pip a fresh venv has (no upgrade): from source
+	@# (as from git+https or a checkout), which builds the wheel with hatchling.
+	rm -rf $(DIST_VENV)-source && $(PYTHON) -m venv $(DIST_VENV)-source
+	$(DIST_VENV)-source/bin/python -m pip --version
+	$(DIST_VENV)-source/bin/python -m pip install --quiet dist/t9k_sdk-*.tar.gz
+	$(DIST_VENV)-source/bin/t9k-sdk --version
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cp examples/deepspeed_bert.py "$$tmp/" && \
 	  cd "$$tmp" && \
 	  $(CURDIR)/$(DIST_VENV)/bin/t9k-sdk --help > /dev/null && \
@@ -165,9 +171,20 @@ golden: $(STAMP) ## Rewrite the golden YAML twins of the examples and examples/g
 	T9K_REGENERATE=1 $(BIN)/python -m pytest -q tests/sdk/test_examples.py
 	cd examples/gitops && $(CURDIR)/$(BIN)/t9k-sdk render jobs/ --out-dir manifests --kustomization --prune
 
+# The site needs only the docs dependency group (mkdocs, the theme), in a venv of its own: the
+# pages are Markdown in docs/, and the generated ones are committed (docs/gen_reference.py).
+DOCS_VENV := $(DEPS_VENVS)/docs
+
+$(DOCS_VENV)/.installed: pyproject.toml
+	rm -rf $(DOCS_VENV)
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install --quiet --upgrade "pip>=25.1"  # --group: pip 25.1
+	$(DOCS_VENV)/bin/python -m pip install --quiet --group docs
+	@touch $@
+
 .PHONY: docs
-docs: $(STAMP) ## Build the documentation site into site/
-	$(BIN)/mkdocs build --strict
+docs: $(DOCS_VENV)/.installed ## Build the documentation site into site/ (a venv with the docs group only)
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
 
 .PHONY: bench
 bench: $(STAMP) ## Run the benchmarks in bench/

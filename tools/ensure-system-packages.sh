@@ -4,7 +4,8 @@
 # * OpenSSH's server and client (the bootstrap tests run real sshd in network namespaces);
 # * the real node (tools/realnode.py): containerd, runc and the reference CNI plugins;
 # * the real node's images (tools/images.py): mmdebstrap, and gcc with a static libc for pause;
-# * iproute2 and util-linux (ip, unshare, nsenter).
+# * iproute2 and util-linux (ip, unshare, nsenter);
+# * Chromium, headless: tests/sdk/test_site_layout.py looks at the built site as a reader would.
 set -euo pipefail
 missing=()
 [[ -x /usr/sbin/sshd ]] || missing+=(openssh-server)
@@ -17,6 +18,7 @@ command -v runc >/dev/null 2>&1 || missing+=(runc)
 [[ -x /usr/lib/cni/bridge ]] || missing+=(containernetworking-plugins)
 command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [[ -f /usr/lib/x86_64-linux-gnu/libc.a || -f /usr/lib/aarch64-linux-gnu/libc.a ]] || missing+=(libc6-dev)
 if ((${#missing[@]} == 0)); then
   exit 0
