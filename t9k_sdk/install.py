@@ -43,6 +43,7 @@ __all__ = [
     "deploy_files",
     "install_manifests",
     "lease_role_rules",
+    "validate_image",
     "validate_namespace",
 ]
 
@@ -69,6 +70,13 @@ def validate_namespace(value: str, what: str = "namespace") -> str:
             " most 63 characters of lowercase letters, digits and '-', starting and ending with"
             " a letter or digit (e.g. 't9k-system')"
         )
+    return value
+
+
+def validate_image(value: str) -> str:
+    """`value` if it can name the operator's image (not blank), else ValueError saying why."""
+    if not value.strip():
+        raise ValueError("image must not be empty")
     return value
 
 
@@ -240,8 +248,7 @@ def install_manifests(
     permissions are a Role and RoleBinding there: it cannot read or touch anything in any other
     namespace. That namespace must exist before the install is applied.
     """
-    if not image.strip():
-        raise ValueError("image must not be empty")
+    validate_image(image)
     validate_namespace(namespace)
     if watch_namespace is not None:
         validate_namespace(watch_namespace, "watch namespace")

@@ -7,7 +7,8 @@
     job = t9k_sdk.DeepSpeedJob(name="bert", image="...", workers=4, run=["train.py"])
     DeepSpeedJob("bert", {"job": job, "operator": op, "await_phase": "Running"})
 
-A value another resource produces (an image built in the same stack, say) goes into any string
+A value another resource produces (an image built in the same stack, say) goes into every
+string argument of the components as it is (they take `pulumi.Input[str]`), and into any string
 field of a builder as a `pulumi.Output`, or through `deferred(output)` where it must type-check
 as `str`; the components resolve and validate it at `up`.
 
@@ -15,6 +16,7 @@ Only this package imports `pulumi` and `pulumi_kubernetes`; the rest of t9k_sdk 
 docs/how-to/pulumi.md for awaiting, the update-or-replace table and the examples.
 """
 
+from t9k_sdk.pulumi._args import InvalidOutputArgumentError
 from t9k_sdk.pulumi._jobs import (
     DEFAULT_TIMEOUT,
     REPLACE_ON_CHANGES,
@@ -27,10 +29,10 @@ from t9k_sdk.pulumi._jobs import (
     GenericJobArgs,
     InvalidJobOutputError,
     JobFailedError,
-    deferred,
     parse_timeout,
 )
 from t9k_sdk.pulumi._operator import T9kOperator, T9kOperatorArgs
+from t9k_sdk.pulumi._outputs import deferred
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -43,6 +45,7 @@ __all__ = [
     "GenericJob",
     "GenericJobArgs",
     "InvalidJobOutputError",
+    "InvalidOutputArgumentError",
     "JobFailedError",
     "T9kOperator",
     "T9kOperatorArgs",

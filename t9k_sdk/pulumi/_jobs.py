@@ -8,10 +8,8 @@ as a plain dict so that nothing translates them: pulumi-kubernetes #1740).
 from __future__ import annotations
 
 import math
-import re
-import secrets
-from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, get_args
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, cast, get_args
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -19,12 +17,12 @@ import pulumi_kubernetes as k8s
 from t9k_sdk import _objects as o
 from t9k_sdk import builders, codecs, models
 from t9k_sdk._duration import parse_duration
-from t9k_sdk.builders._common import register_argument_hook
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, Problem
 from t9k_sdk.install import validate_namespace
-from t9k_sdk.pulumi._args import unknown_keys_error
+from t9k_sdk.pulumi._args import checked_input, describe, unknown_keys_error
 from t9k_sdk.pulumi._operator import T9kOperator
+from t9k_sdk.pulumi._outputs import output_of, placeholders, substitute
 from t9k_sdk.validation import validate_manifest
 
 __all__ = [
@@ -38,7 +36,6 @@ __all__ = [
     "GenericJobArgs",
     "InvalidJobOutputError",
     "JobFailedError",
-    "deferred",
 ]
 
 AwaitPhase = Literal["Running", "Succeeded"]
@@ -110,65 +107,27 @@ class JobFailedError(pulumi.RunError):
 
 
 class InvalidJobOutputError(InvalidManifestError, pulumi.RunError):
-    """A job is invalid once the Pulumi Outputs given with `deferred` resolved (at `up`).
+    """A job is invalid once the Pulumi Outputs in its builder's fields (given directly or with
+    `deferred`) resolved (at `up`).
 
     An `InvalidManifestError` (the builders' error type, with a `problems` list naming each
     field, its value and what is allowed) and a `pulumi.RunError`, so `up` fails with the
     message and no Python stack trace."""
 
 
-_PLACEHOLDER = re.compile(r"t9k-output-[0-9a-f]{12}")
-# Placeholder -> the Output it stands for, for the lifetime of the Pulumi program's process.
-_DEFERRED: dict[str, pulumi.Output[Any]] = {}
-
-
-def deferred(value: pulumi.Input[str]) -> str:
-    """A string that stands for a Pulumi Input (an Output of another resource, say) in a job.
-
-    Builders take a `pulumi.Output` as it is once this package is imported, but their
-    arguments are typed `str`: `deferred` returns a `str` (for mypy), and lets any string field,
-    or part of one in an f-string, come from an Output: the image of a `docker.Image` built in the same stack, an env value, the name,
-    namespace or labels. The job components replace each placeholder with the Output's value
-    once it is known and validate the whole manifest then (an invalid value fails `up` with
-    `InvalidJobOutputError`); while it is unknown (`preview`) the spec shows as unknown.
-
-        image = docker.Image("trainer", ...).repo_digest
-        job = t9k_sdk.GenericJob(name="mnist", replicas=[Replica(type="worker",
-                                 image=deferred(image), ...)])
-        t9k_sdk.pulumi.GenericJob("mnist", {"job": job})
-
-    The placeholder (`t9k-output-` and 12 hex digits) is a valid name, label value and image,
-    so the builder still checks everything else at once; it is also what `t9k_sdk.to_manifest`
-    and `t9k-sdk render` show, since only the Pulumi components resolve it. A plain `str` is
-    returned as it is.
-    """
-    if isinstance(value, str):
-        return value
-    while True:
-        token = f"t9k-output-{secrets.token_hex(6)}"
-        if token not in _DEFERRED:
-            break
-    _DEFERRED[token] = pulumi.Output.from_input(value)
-    return token
-
-
-def _output_argument(value: object) -> str | None:
-    """Builders given a Pulumi Output take it as if it came through `deferred`."""
-    return deferred(value) if isinstance(value, pulumi.Output) else None
-
-
-register_argument_hook(_output_argument)
-
-
 class _JobArgsBase(TypedDict):
+    """The string arguments take a `str` or a `pulumi.Input[str]` (an Output of another
+    resource): an Output is checked, as a `str` is at once, when its value is known, and a bad
+    value fails `up` with `InvalidOutputArgumentError`."""
+
     namespace: NotRequired[pulumi.Input[str]]
     """Namespace of the job; overrides the job's own. Neither: the provider's default namespace."""
-    await_phase: NotRequired[AwaitPhase | None]
+    await_phase: NotRequired[pulumi.Input[AwaitPhase] | None]
     """None (the default): `up` creates or updates the job and returns. "Running": `up` waits
     until every replica runs (or the job already finished). "Succeeded": `up` waits until the job
     finishes, and fails with the reason if the job failed. A paused job is awaited until its
-    replicas are gone instead."""
-    timeout: NotRequired[str]
+    replicas are gone instead. An Output must resolve to "Running" or "Succeeded"."""
+    timeout: NotRequired[pulumi.Input[str]]
     """How long `up` waits for `await_phase`, as `t9k-sdk wait --timeout` takes it: "90s",
     "30m", "1h30m", "1.5h", "2d" or seconds as digits (default "10m"). Only with
     `await_phase`."""
@@ -273,39 +232,46 @@ class _JobComponent(pulumi.ComponentResource):
         if not isinstance(args, Mapping):
             raise TypeError(
                 f"{self.KIND} {resource_name!r}: args must be a dict such as"
-                f' {{"job": ...}}; got {_describe(args)}'
+                f' {{"job": ...}}; got {describe(args)}'
             )
         known = ["job", *(k for k in _JobArgsBase.__annotations__ if k != "job")]
         unknown = unknown_keys_error(self.KIND, resource_name, args, known)
         if unknown is not None:
             raise unknown
+        subject = f"{self.KIND} {resource_name!r}"
         job = _job_model(self.KIND, args.get("job"))
-        await_phase = _await_phase(args.get("await_phase"))
+        debug = _debug(job)
+
+        def phase_of(value: str) -> AwaitPhase:
+            phase = _await_phase(value)
+            if phase == "Succeeded" and debug:
+                raise ValueError(
+                    "a job in debug mode never finishes by itself;"
+                    ' await "Running" (or nothing) instead of "Succeeded"'
+                )
+            return phase
+
+        await_phase = checked_input(subject, "await_phase", args.get("await_phase"), phase_of)
         timeout = args.get("timeout")
         if timeout is not None and await_phase is None:
+            given = repr(timeout) if isinstance(timeout, str) else f"<{describe(timeout)}>"
             raise ValueError(
-                f"{self.KIND} {resource_name!r}: timeout={timeout!r} only applies with"
-                ' await_phase ("Running" or "Succeeded")'
+                f'{subject}: timeout={given} only applies with await_phase ("Running" or'
+                ' "Succeeded")'
             )
-        if await_phase == "Succeeded" and _debug(job):
-            raise ValueError(
-                f"{self.KIND} {resource_name!r}: a job in debug mode never finishes by itself;"
-                ' await "Running" (or nothing) instead of "Succeeded"'
-            )
-        namespace_arg = args.get("namespace")
-        if isinstance(namespace_arg, str):  # an Output is checked when its value is known
-            _check_namespace(self.KIND, resource_name, namespace_arg)
-        elif namespace_arg is not None and not isinstance(namespace_arg, pulumi.Output):
-            raise TypeError(
-                f"{self.KIND} {resource_name!r}: namespace must be a string or a pulumi.Output;"
-                f" got {_describe(namespace_arg)}"
-            )
+        seconds = checked_input(
+            subject,
+            "timeout",
+            DEFAULT_TIMEOUT if timeout is None else timeout,
+            lambda value: str(parse_timeout(value)),
+        )
+        namespace = checked_input(subject, "namespace", args.get("namespace"), validate_namespace)
         operator = args.get("operator")
         extra: list[pulumi.Resource] = []
         if operator is not None:
             if not isinstance(operator, T9kOperator):
                 raise TypeError(
-                    f"{self.KIND} {resource_name!r}: operator must be a t9k_sdk.pulumi.T9kOperator;"
+                    f"{subject}: operator must be a t9k_sdk.pulumi.T9kOperator;"
                     f" got {type(operator).__name__}"
                 )
             extra = [operator.crds[self.KIND], operator.deployment]
@@ -314,18 +280,19 @@ class _JobComponent(pulumi.ComponentResource):
 
         self.manifest = codecs.to_manifest(job)
         metadata: dict[str, Any] = dict(self.manifest["metadata"])
-        namespace = namespace_arg
-        if isinstance(namespace, pulumi.Output):
-            kind = self.KIND
-            namespace = namespace.apply(lambda n: _check_namespace(kind, resource_name, n))
         if namespace is not None:
             metadata["namespace"] = namespace
         if await_phase is not None:
-            seconds = parse_timeout(timeout if timeout is not None else DEFAULT_TIMEOUT)
+            paused = _paused(job)
+            wait_for = (
+                await_phase.apply(lambda phase: _wait_for(phase, paused))
+                if isinstance(await_phase, pulumi.Output)
+                else _wait_for(await_phase, paused)
+            )
             metadata["annotations"] = {
                 **metadata.get("annotations", {}),
-                WAIT_FOR: _PAUSED if _paused(job) else _wait_for(await_phase),
-                TIMEOUT_SECONDS: str(seconds),
+                WAIT_FOR: wait_for,
+                TIMEOUT_SECONDS: seconds,
             }
 
         child = pulumi.ResourceOptions.merge(
@@ -341,9 +308,9 @@ class _JobComponent(pulumi.ComponentResource):
         )
         meta_input: pulumi.Input[Any] = metadata
         spec: pulumi.Input[Any] = self.manifest["spec"]
-        if any(_placeholders(self.manifest)):
+        if any(placeholders(self.manifest)):
             # Values given with `deferred`: resolved (and validated) when they are known.
-            meta_input, spec = _resolved(f"{self.KIND} {resource_name!r}", self.manifest, metadata)
+            meta_input, spec = _resolved(subject, self.manifest, metadata)
         resource = _JobResource(
             resource_name,
             api_version=models.API_VERSION,
@@ -360,9 +327,9 @@ class _JobComponent(pulumi.ComponentResource):
         if await_phase is None:
             self.phase = pulumi.Output.from_input(None)
         else:
-            kind, wanted = self.KIND, await_phase
-            self.phase = pulumi.Output.all(meta, resource.status).apply(
-                lambda mv: _checked_phase(kind, wanted, mv[0], mv[1])
+            kind = self.KIND
+            self.phase = pulumi.Output.all(meta, resource.status, await_phase).apply(
+                lambda known: _checked_phase(kind, known[2], known[0], known[1])
             )
         self.register_outputs(
             {"name": self.name, "namespace": self.namespace, "uid": self.uid, "phase": self.phase}
@@ -416,38 +383,6 @@ class ColossalAIJob(_JobComponent):
         super().__init__(resource_name, args, opts)
 
 
-def _strings(node: Any, path: str = "") -> Iterator[tuple[str, str]]:
-    """Every string of a manifest (keys too) with its field path."""
-    if isinstance(node, str):
-        yield path, node
-    elif isinstance(node, Mapping):
-        for key, value in node.items():
-            sub = f"{path}.{key}" if path else str(key)
-            yield from _strings(key, sub)
-            yield from _strings(value, sub)
-    elif isinstance(node, list):
-        for index, item in enumerate(node):
-            yield from _strings(item, f"{path}[{index}]")
-
-
-def _placeholders(node: Any) -> Iterator[tuple[str, str]]:
-    """(field path, placeholder) of every `deferred` placeholder in `node`."""
-    for path, text in _strings(node):
-        for token in _PLACEHOLDER.findall(text):
-            if token in _DEFERRED:
-                yield path, token
-
-
-def _substitute(node: Any, values: Mapping[str, str]) -> Any:
-    if isinstance(node, str):
-        return _PLACEHOLDER.sub(lambda m: values.get(m.group(), m.group()), node)
-    if isinstance(node, Mapping):
-        return {_substitute(k, values): _substitute(v, values) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_substitute(item, values) for item in node]
-    return node
-
-
 def _resolved(
     subject: str, manifest: codecs.Manifest, metadata: dict[str, Any]
 ) -> tuple[pulumi.Output[Any], pulumi.Output[Any]]:
@@ -456,7 +391,7 @@ def _resolved(
     The spec's Output validates the whole resolved manifest (metadata included) and fails with
     `InvalidJobOutputError` naming each field at fault. The metadata waits only for its own
     Outputs, so the job's name stays known in a preview when only the image is unknown."""
-    found = list(_placeholders(manifest))
+    found = list(placeholders(manifest))
     tokens = list(dict.fromkeys(token for _, token in found))
     paths = {token: path for path, token in reversed(found)}
 
@@ -475,35 +410,23 @@ def _resolved(
         return dict(zip(tokens, resolved, strict=True))
 
     def spec(resolved: list[Any]) -> Any:
-        full = _substitute(dict(manifest), values(resolved))
+        full = substitute(dict(manifest), values(resolved))
         problems = validate_manifest(full)
         if problems:
             raise InvalidJobOutputError(f"{subject} (with the values of its Outputs)", problems)
         return full["spec"]
 
-    meta_tokens = list(dict.fromkeys(token for _, token in _placeholders(metadata)))
+    meta_tokens = list(dict.fromkeys(token for _, token in placeholders(metadata)))
 
     def meta(resolved: list[Any]) -> Any:
-        plain, *rest = resolved  # the namespace argument may be an Output too
-        return _substitute(plain, {t: str(v) for t, v in zip(meta_tokens, rest, strict=True)})
+        plain, *rest = resolved  # the namespace and await annotations may be Outputs too
+        return substitute(plain, {t: str(v) for t, v in zip(meta_tokens, rest, strict=True)})
 
-    outputs = (_DEFERRED[t] for t in meta_tokens)
+    outputs = map(output_of, meta_tokens)
     return (
         pulumi.Output.all(pulumi.Output.from_input(metadata), *outputs).apply(meta),
-        pulumi.Output.all(*(_DEFERRED[t] for t in tokens)).apply(spec),
+        pulumi.Output.all(*map(output_of, tokens)).apply(spec),
     )
-
-
-def _check_namespace(kind: str, resource_name: str, namespace: object) -> str:
-    """`namespace`, or a ValueError naming the component, as `t9k-sdk apply -n` says it."""
-    if not isinstance(namespace, str):
-        raise TypeError(
-            f"{kind} {resource_name!r}: namespace must be a string; got {_describe(namespace)}"
-        )
-    try:
-        return validate_namespace(namespace)
-    except ValueError as err:
-        raise ValueError(f"{kind} {resource_name!r}: {err}") from None
 
 
 def _job_model(kind: str, job: object) -> AnyJob:
@@ -518,27 +441,20 @@ def _job_model(kind: str, job: object) -> AnyJob:
     else:
         raise TypeError(
             f"t9k_sdk.pulumi.{kind} needs args['job']: a t9k_sdk.{kind} builder or a"
-            f" t9k_sdk.models.{kind}; got {_describe(job)}"
+            f" t9k_sdk.models.{kind}; got {describe(job)}"
         )
     if model.kind != kind:
         raise TypeError(
-            f"t9k_sdk.pulumi.{kind} got a {model.kind} ({_describe(job)});"
+            f"t9k_sdk.pulumi.{kind} got a {model.kind} ({describe(job)});"
             f" use t9k_sdk.pulumi.{model.kind} for it"
         )
     return model
 
 
-def _describe(value: object) -> str:
-    if value is None:
-        return "nothing"
-    cls = type(value)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _await_phase(value: object) -> AwaitPhase | None:
+def _await_phase(value: str) -> AwaitPhase:
     allowed = get_args(AwaitPhase)
-    if value is None or value in allowed:
-        return value  # type: ignore[return-value]
+    if value in allowed:
+        return cast(AwaitPhase, value)
     raise ValueError(
         f"await_phase must be one of {', '.join(map(repr, allowed))} or None; got {value!r}"
     )
@@ -558,7 +474,10 @@ def _paused(job: AnyJob) -> bool:
     return bool(pause and pause.enabled)
 
 
-def _wait_for(phase: AwaitPhase) -> str:
+def _wait_for(phase: AwaitPhase, paused: bool) -> str:
+    """The `pulumi.com/waitFor` annotation: a paused job is awaited until its pods are gone."""
+    if paused:
+        return _PAUSED
     return _RUNNING_OR_DONE if phase == "Running" else _DONE
 
 

@@ -8,7 +8,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from t9k_sdk import install
-from t9k_sdk.pulumi._args import unknown_keys_error
+from t9k_sdk.pulumi._args import checked_input, unknown_keys_error
+from t9k_sdk.pulumi._outputs import deferred, with_outputs
 
 __all__ = ["T9kOperator", "T9kOperatorArgs"]
 
@@ -16,11 +17,12 @@ __all__ = ["T9kOperator", "T9kOperatorArgs"]
 class T9kOperatorArgs(TypedDict, total=False):
     """Inputs of `t9k_sdk.pulumi.T9kOperator`; every key is optional."""
 
-    image: str
-    """The operator image (built from operator/Dockerfile); default `t9k-operator:<version>`."""
-    namespace: str
+    image: pulumi.Input[str]
+    """The operator image (built from operator/Dockerfile); default `t9k-operator:<version>`.
+    May be another resource's Output, such as the image a `docker.Image` of the stack builds."""
+    namespace: pulumi.Input[str]
     """Namespace of the ServiceAccount and the Deployment; default "t9k-system"."""
-    watch_namespace: str
+    watch_namespace: pulumi.Input[str]
     """Reconcile only the jobs of this namespace (which must exist), with a Role there instead
     of the ClusterRole; default: all namespaces."""
     create_namespace: bool
@@ -39,6 +41,11 @@ class T9kOperator(pulumi.ComponentResource):
 
         op = T9kOperator("t9k", {"image": "registry.example/t9k-operator:0.1.0"})
         DeepSpeedJob("bert", {"job": job, "operator": op})   # created after the CRDs
+
+    The string arguments take a plain `str` or a `pulumi.Input[str]` (an Output of another
+    resource of the stack): the children get the Output's value when Pulumi knows it, checked
+    then as a plain string is checked at once (a bad value fails `up` with
+    `InvalidOutputArgumentError`).
 
     Children, in order: the Namespace (unless `create_namespace=False`), one
     CustomResourceDefinition per job kind (`crds`; pulumi-kubernetes waits until each is
@@ -65,7 +72,8 @@ class T9kOperator(pulumi.ComponentResource):
     network_policy: k8s.networking.v1.NetworkPolicy | None
     """With `network_policy=True`; else None."""
     manifests: list[dict[str, Any]]
-    """What was installed: `install_manifests(image, namespace)`."""
+    """What was installed: `install_manifests(image, namespace, watch_namespace=...)`, with a
+    `deferred` placeholder for each argument given as an Output."""
 
     def __init__(
         self,
@@ -79,11 +87,28 @@ class T9kOperator(pulumi.ComponentResource):
         )
         if unknown is not None:
             raise unknown
-        image = given.get("image", install.DEFAULT_IMAGE)
-        namespace = given.get("namespace", install.DEFAULT_NAMESPACE)
-        watch = given.get("watch_namespace")
-        # Validates image and namespaces before anything is registered.
-        self.manifests = install.install_manifests(image, namespace, watch_namespace=watch)
+        subject = f"T9kOperator {resource_name!r}"
+        image = checked_input(
+            subject, "image", given.get("image", install.DEFAULT_IMAGE), install.validate_image
+        )
+        namespace = checked_input(
+            subject,
+            "namespace",
+            given.get("namespace", install.DEFAULT_NAMESPACE),
+            install.validate_namespace,
+        )
+        watch = checked_input(
+            subject,
+            "watch_namespace",
+            given.get("watch_namespace"),
+            lambda value: install.validate_namespace(value, "watch namespace"),
+        )
+        # An Output stands in the manifests as its placeholder; `with_outputs` puts the Output
+        # back into the children's inputs, so they get its (checked) value.
+        namespace_text = _stand_in(namespace)
+        self.manifests = install.install_manifests(
+            _stand_in(image), namespace_text, watch_namespace=_stand_in(watch)
+        )
         super().__init__("t9k:operator:T9kOperator", resource_name, {}, opts)
 
         by_kind: dict[str, list[dict[str, Any]]] = {}
@@ -95,14 +120,16 @@ class T9kOperator(pulumi.ComponentResource):
                 parent=self, depends_on=list(depends_on), retain_on_delete=retain
             )
 
-        ns_name: pulumi.Input[str] = namespace
+        ns_name: pulumi.Input[str] = with_outputs(namespace_text)
+        created: list[pulumi.Resource] = []
         if given.get("create_namespace", True):
             ns = k8s.core.v1.Namespace(
                 f"{resource_name}-namespace",
-                metadata=by_kind["Namespace"][0]["metadata"],
+                metadata=with_outputs(by_kind["Namespace"][0]["metadata"]),
                 opts=child(),
             )
             ns_name = ns.metadata.apply(lambda m: str(m.name))
+            created.append(ns)
         self.namespace = pulumi.Output.from_input(ns_name)
 
         retain = given.get("retain_crds", True)
@@ -119,7 +146,7 @@ class T9kOperator(pulumi.ComponentResource):
         # The install manifests are plain dicts (checked by tests against the API server); Any
         # keeps them assignable to every pulumi-kubernetes release's TypedDicts.
         def in_namespace(metadata: dict[str, Any]) -> Any:
-            return {**metadata, "namespace": ns_name}
+            return {**with_outputs(metadata), "namespace": ns_name}
 
         sa = by_kind["ServiceAccount"][0]
         self.service_account = k8s.core.v1.ServiceAccount(
@@ -145,23 +172,21 @@ class T9kOperator(pulumi.ComponentResource):
             )
             bindings.append(self.cluster_role_binding)
 
-        def role_metadata(metadata: dict[str, Any]) -> Any:
-            # In the operator's namespace: after it is created (the watched one must exist).
-            return in_namespace(metadata) if metadata["namespace"] == namespace else metadata
-
+        # The Roles live in the operator's namespace or the watched one, which may be the same
+        # (unknown until an Output resolves): after the namespace this stack creates, if any.
         self.roles, self.role_bindings = [], []
         for role, binding in zip(by_kind["Role"], by_kind["RoleBinding"], strict=True):
             made = k8s.rbac.v1.Role(
                 f"{resource_name}-role-{role['metadata']['name']}",
-                metadata=role_metadata(role["metadata"]),
+                metadata=with_outputs(role["metadata"]),
                 rules=role["rules"],
-                opts=child(),
+                opts=child(*created),
             )
             self.roles.append(made)
             self.role_bindings.append(
                 k8s.rbac.v1.RoleBinding(
                     f"{resource_name}-role-binding-{binding['metadata']['name']}",
-                    metadata=role_metadata(binding["metadata"]),
+                    metadata=with_outputs(binding["metadata"]),
                     role_ref=binding["roleRef"],
                     subjects=subjects,
                     opts=child(made, self.service_account),
@@ -172,12 +197,12 @@ class T9kOperator(pulumi.ComponentResource):
         self.deployment = k8s.apps.v1.Deployment(
             f"{resource_name}-deployment",
             metadata=in_namespace(deployment["metadata"]),
-            spec=deployment["spec"],
+            spec=with_outputs(deployment["spec"]),
             opts=child(*bindings, *self.crds.values()),
         )
         self.network_policy = None
         if given.get("network_policy", False):
-            policy = install.network_policy(namespace)
+            policy = install.network_policy(namespace_text)
             self.network_policy = k8s.networking.v1.NetworkPolicy(
                 f"{resource_name}-network-policy",
                 metadata=in_namespace(policy["metadata"]),
@@ -191,3 +216,8 @@ class T9kOperator(pulumi.ComponentResource):
                 "crds": [c.metadata.apply(lambda m: m.name) for c in self.crds.values()],
             }
         )
+
+
+def _stand_in(value: str | pulumi.Output[str] | None) -> Any:
+    """`value`, or for an Output the `deferred` placeholder standing for it."""
+    return deferred(value) if isinstance(value, pulumi.Output) else value

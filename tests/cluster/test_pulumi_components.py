@@ -12,6 +12,7 @@ what the cluster holds (the job object, its uid, its pods and their uids).
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,7 +28,8 @@ from kubernetes.client.exceptions import ApiException
 from pulumi import automation as auto
 
 import t9k_sdk
-from t9k_sdk.pulumi import GenericJob, GenericJobArgs, deferred
+from t9k_sdk.crds import generate_crds
+from t9k_sdk.pulumi import GenericJob, GenericJobArgs, T9kOperator, deferred
 from tests.cluster.e2e_helpers import E2E, IMAGE, OWNER_LABEL, finish
 from tests.cluster.kube_helpers import wait_for
 from tests.cluster.operator_helpers import read_job
@@ -306,3 +308,131 @@ def test_the_image_can_come_from_an_output_of_another_resource_of_the_stack(
     assert "Traceback" not in message
     assert read_job(custom, ns, "from-output")["metadata"]["uid"] == live["metadata"]["uid"]
     s.settings["image"] = image  # so that destroy runs a valid program
+
+
+def test_outputs_of_another_resource_fill_the_string_arguments_of_the_operator_and_a_job(
+    pulumi_env: PulumiEnv,
+    e2e: E2E,
+    api_client: client.ApiClient,
+    custom: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+) -> None:
+    """One stack: a ConfigMap (a stand-in for a docker.Image: it builds nothing) holds the
+    operator's image and namespaces and the job's name, image, namespace, await phase and
+    timeout; its Outputs go into T9kOperator and GenericJob. The cluster gets the values, never
+    a placeholder. A bad value from an Output fails the next `up` with the component's message.
+    """
+    ns = e2e.namespace
+    settings = {
+        "operatorImage": "registry.example/t9k-operator:from-output",
+        "operatorNamespace": f"{ns}-out",
+        "namespace": ns,
+        "jobName": "from-outputs",
+        "jobImage": f"{IMAGE}-from-output",
+        "awaitPhase": "Running",
+        "timeout": "2m",
+    }
+
+    def program() -> None:
+        config = k8s.core.v1.ConfigMap("settings", metadata={"namespace": ns}, data=dict(settings))
+        data: pulumi.Output[Any] = config.data
+
+        def value(key: str) -> pulumi.Output[str]:
+            return data.apply(lambda d: str(d[key]))
+
+        operator = T9kOperator(
+            "t9k",
+            {
+                "image": value("operatorImage"),
+                "namespace": value("operatorNamespace"),
+                "watch_namespace": value("namespace"),
+            },
+        )
+        job = t9k_sdk.GenericJob(
+            name=deferred(value("jobName")),
+            replicas=[
+                t9k_sdk.Replica(
+                    type="worker", count=2, image=deferred(value("jobImage")), command=["train"]
+                )
+            ],
+        )
+        args: GenericJobArgs = {
+            "job": job,
+            "namespace": value("namespace"),
+            "await_phase": value("awaitPhase"),  # type: ignore[typeddict-item]
+            "timeout": value("timeout"),
+            "operator": operator,
+        }
+        component = GenericJob("train", args)
+        pulumi.export("operatorNamespace", operator.namespace)
+        pulumi.export("name", component.name)
+        pulumi.export("namespace", component.namespace)
+        pulumi.export("phase", component.phase)
+
+    lines: list[str] = []
+    stack = pulumi_env.inline_stack(PROJECT, f"t{uuid.uuid4().hex[:8]}", program, {})
+    operator_ns = settings["operatorNamespace"]
+    apps = client.AppsV1Api(api_client)
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    try:
+        result = stack.up(on_output=lines.append)
+        # The stack, the ConfigMap, the operator (component, Namespace, 3 CRDs, ServiceAccount,
+        # 2 Roles, 2 RoleBindings, Deployment) and the job (component, job object).
+        assert result.summary.resource_changes == {"create": 15}
+        assert {k: v.value for k, v in result.outputs.items()} == {
+            "operatorNamespace": operator_ns,
+            "name": "from-outputs",
+            "namespace": ns,
+            "phase": "Running",
+        }
+        deployment = apps.read_namespaced_deployment("t9k-operator", operator_ns)
+        (container,) = deployment.spec.template.spec.containers
+        assert container.image == "registry.example/t9k-operator:from-output"
+        assert f"--namespace={ns}" in container.args
+        # The operator's permissions are a Role in the watched namespace, bound to its account.
+        role_binding = rbac.read_namespaced_role_binding("t9k-operator", ns)
+        assert [(s.name, s.namespace) for s in role_binding.subjects] == [
+            ("t9k-operator", operator_ns)
+        ]
+        rbac.read_namespaced_role("t9k-operator-leader-election", operator_ns)
+
+        live = read_job(custom, ns, "from-outputs")
+        job_container = live["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0]
+        assert job_container["image"] == f"{IMAGE}-from-output"
+        annotations = live["metadata"]["annotations"]
+        assert annotations["pulumi.com/timeoutSeconds"] == "120"
+        assert "@.type=='Running'" in annotations["pulumi.com/waitFor"]
+        pods = running_pods(core_v1, ns, "from-outputs")
+        assert {p.spec.containers[0].image for p in pods.values()} == {f"{IMAGE}-from-output"}
+        stored = json.dumps([api_client.sanitize_for_serialization(deployment), live])
+        assert "t9k-output-" not in stored
+
+        settings["operatorNamespace"] = "Not_A_Namespace"
+        with pytest.raises(auto.CommandError) as err:
+            stack.up(on_output=lines.append)
+        message = str(err.value)
+        assert (
+            "T9kOperator 't9k': namespace 'Not_A_Namespace' is not a valid namespace name"
+            in message
+        )
+        assert "Traceback" not in message
+        assert apps.read_namespaced_deployment("t9k-operator", operator_ns).metadata.uid == (
+            deployment.metadata.uid
+        )
+    finally:
+        try:
+            stack.destroy(on_output=lines.append)
+            stack.workspace.remove_stack(stack.name)
+        finally:
+            print("\n".join(lines))
+    assert job_gone(custom, ns, "from-outputs")
+    wait_for(
+        lambda: [d.metadata.name for d in apps.list_namespaced_deployment(operator_ns).items],
+        lambda names: names == [],
+        "the operator's Deployment deleted",
+        30,
+    )
+    # The CRDs are kept (retain_crds): deleting them would delete every job of their kinds.
+    extensions = client.ApiextensionsV1Api(api_client)
+    for crd in generate_crds():
+        extensions.read_custom_resource_definition(crd["metadata"]["name"])

@@ -28,8 +28,10 @@ from t9k_sdk.pulumi import (
     REPLACE_ON_CHANGES,
     ColossalAIJob,
     DeepSpeedJob,
+    DeepSpeedJobArgs,
     GenericJob,
     InvalidJobOutputError,
+    InvalidOutputArgumentError,
     JobFailedError,
     T9kOperator,
     T9kOperatorArgs,
@@ -808,3 +810,245 @@ def test_a_namespace_output_is_checked_when_its_value_is_known() -> None:
 
     with pytest.raises(Exception, match=r"GenericJob 'mnist': namespace 'ml/\.\./kube-system'"):
         run(program)
+
+
+# --- Outputs in the components' own string arguments -------------------------------------------
+
+
+def config_map_values(**data: str) -> dict[str, pulumi.Output[str]]:
+    """Outputs of another resource of the stack (a ConfigMap that builds nothing), by key."""
+    config = pulumi_kubernetes.core.v1.ConfigMap("build", data=data)
+    values: pulumi.Output[Any] = config.data
+    return {key: values.apply(lambda d, key=key: str(d[key])) for key in data}
+
+
+def operator_sent(engine: Engine) -> list[dict[str, Any]]:
+    return [plain(r.inputs) for r in engine.resources if r.typ.startswith("kubernetes:")]
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["output", "deferred", "f-string"],
+)
+def test_the_operator_takes_outputs_for_its_image_and_namespaces(
+    engine: Engine, given: str
+) -> None:
+    """`T9kOperator("t9k", {"image": output})` with an image another resource holds: every
+    child gets the resolved values, exactly what a plain string of that value gives."""
+    image, namespace, watch = "registry.example/t9k-operator:built", "ml-system", "team-a"
+
+    def program() -> list[pulumi.Output[Any]]:
+        out = config_map_values(registry="registry.example", namespace=namespace, watch=watch)
+        args: T9kOperatorArgs
+        if given == "output":
+            tag = out["registry"].apply(lambda r: f"{r}/t9k-operator:built")
+            args = {"image": tag, "namespace": out["namespace"], "watch_namespace": out["watch"]}
+        elif given == "deferred":
+            tag = out["registry"].apply(lambda r: f"{r}/t9k-operator:built")
+            args = {
+                "image": deferred(tag),
+                "namespace": deferred(out["namespace"]),
+                "watch_namespace": deferred(out["watch"]),
+            }
+        else:
+            args = {
+                "image": f"{deferred(out['registry'])}/t9k-operator:built",
+                "namespace": f"{deferred(out['namespace'])}",
+                "watch_namespace": deferred(out["watch"]),
+            }
+        return [T9kOperator("t9k", args).namespace]
+
+    assert run(program) == [namespace]
+    sent = [r for r in operator_sent(engine) if r.get("kind") != "ConfigMap"]
+    assert "t9k-output-" not in json.dumps(sent)
+    (deployment,) = [r for r in sent if r["kind"] == "Deployment"]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == image
+    assert f"--namespace={watch}" in container["args"]
+    expected = install_manifests(image, namespace, watch_namespace=watch)
+    assert sorted(r["kind"] for r in sent) == sorted(m["kind"] for m in expected)
+    for manifest in expected:
+        (match,) = [
+            r
+            for r in sent
+            if r["kind"] == manifest["kind"]
+            and r["metadata"]["name"] == manifest["metadata"]["name"]
+            and r["metadata"].get("namespace") == manifest["metadata"].get("namespace")
+        ]
+        assert match == plain(manifest), manifest["kind"]
+
+
+def test_the_operators_roles_wait_for_the_namespace_the_watched_one_may_be(
+    engine: Engine,
+) -> None:
+    """A watched namespace from an Output may turn out to be the operator's own, which this
+    stack creates: the Roles are created after it."""
+    made: list[T9kOperator] = []
+
+    def program() -> list[pulumi.Output[Any]]:
+        watch = pulumi.Output.from_input("ml-system")
+        args: T9kOperatorArgs = {"namespace": "ml-system", "watch_namespace": watch}
+        made.append(T9kOperator("t9k", args, record_options(engine)))
+        return [made[0].namespace]
+
+    run(program)
+    role_type = "kubernetes:rbac.authorization.k8s.io/v1:Role"
+    roles = engine.of_type(role_type)
+    assert {r.inputs["metadata"]["namespace"] for r in roles} == {"ml-system"}
+    assert len(roles) == len(made[0].roles) == 2  # the operator's and the Lease's
+    for role in roles:
+        needs = depends_on(options(engine, role_type, role.name))
+        assert [type(d) for d in needs] == [pulumi_kubernetes.core.v1.Namespace], role.name
+
+
+def test_a_preview_with_an_unknown_operator_image_keeps_the_rest_known() -> None:
+    class Preview(Engine):
+        def new_resource(
+            self, args: pulumi.runtime.MockResourceArgs
+        ) -> tuple[str | None, dict[str, Any]]:
+            if args.typ == "kubernetes:core/v1:ConfigMap":
+                self.resources.append(Recorded(args.typ, args.name, dict(args.inputs)))
+                return None, {}  # not built yet: nothing of it is known in a preview
+            return super().new_resource(args)
+
+    engine = Preview()
+    pulumi.runtime.set_mocks(engine, project="t9k-test", stack="unit", preview=True)
+
+    def program() -> list[pulumi.Output[Any]]:
+        op = T9kOperator("t9k", {"image": config_map_values(image="img:1")["image"]})
+        op.deployment.urn.apply(lambda _: None)
+        return []
+
+    run(program)
+    (deployment,) = engine.of_type("kubernetes:apps/v1:Deployment")
+    sent = deployment.inputs
+    assert sent["metadata"]["name"] == "t9k-operator"
+    container = sent["spec"]["template"]["spec"]["containers"][0]
+    assert container["name"] == "operator"
+    image = container.get("image")
+    assert image is None or isinstance(image, pulumi.output.Unknown), image
+    assert "t9k-output-" not in str(sent)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("image", " ", "T9kOperator 't9k': image must not be empty"),
+        ("namespace", "ML", "T9kOperator 't9k': namespace 'ML' is not a valid namespace name"),
+        (
+            "watch_namespace",
+            "team_a",
+            "T9kOperator 't9k': watch namespace 'team_a' is not a valid namespace name",
+        ),
+        ("image", 7, "T9kOperator 't9k': image must resolve to a string; got int 7"),
+    ],
+)
+def test_a_bad_value_from_an_operator_output_fails_like_the_plain_string(
+    engine: Engine, key: str, value: Any, message: str
+) -> None:
+    if isinstance(value, str):  # the same value as a plain string: the same message, at once
+        with pytest.raises(ValueError, match=r"^T9kOperator 't9k': ") as plain_err:
+            T9kOperator("t9k", {key: value})  # type: ignore[misc]
+        assert str(plain_err.value).startswith(message)
+
+    def program() -> list[pulumi.Output[Any]]:
+        op = T9kOperator("t9k", {key: pulumi.Output.from_input(value)})  # type: ignore[misc]
+        return [op.deployment.urn]
+
+    with pytest.raises(InvalidOutputArgumentError) as err:
+        run(program)
+    assert isinstance(err.value, pulumi.RunError)  # `up` prints no Python stack trace
+    assert str(err.value).startswith(message)
+    if isinstance(value, str):
+        assert str(err.value) == str(plain_err.value)
+
+
+@pytest.mark.parametrize("key", ["image", "namespace", "watch_namespace"])
+def test_an_operator_argument_of_another_type_is_rejected_naming_it(
+    engine: Engine, key: str
+) -> None:
+    with pytest.raises(TypeError) as err:
+        T9kOperator("t9k", {key: 7})  # type: ignore[misc]
+    assert str(err.value) == (
+        f"T9kOperator 't9k': {key} must be a string or a pulumi.Output; got builtins.int"
+    )
+    assert engine.resources == []
+
+
+@pytest.mark.parametrize(("await_phase", "paused"), [("Running", False), ("Succeeded", True)])
+def test_a_job_components_string_arguments_take_outputs(
+    engine: Engine, await_phase: str, paused: bool
+) -> None:
+    engine.status = {"phase": "Paused" if paused else await_phase}
+
+    def program() -> list[pulumi.Output[Any]]:
+        out = config_map_values(namespace="ml", await_phase=await_phase, timeout="1h30m")
+        job = GenericJob(
+            "mnist",
+            {
+                "job": generic(paused=paused),
+                "namespace": out["namespace"],
+                "await_phase": out["await_phase"],  # type: ignore[typeddict-item]
+                "timeout": out["timeout"],
+            },
+        )
+        return [job.namespace, job.phase]
+
+    assert run(program) == ["ml", "Paused" if paused else await_phase]
+    metadata = engine.job().inputs["metadata"]
+    assert metadata["namespace"] == "ml"
+    wait_for = {
+        "Running": "(@.type=='Running' || @.type=='Completed')",
+        "Succeeded": "@.type=='Completed')",
+    }
+    assert metadata["annotations"]["pulumi.com/timeoutSeconds"] == "5400"
+    expected = "@.type=='Paused')" if paused else wait_for[await_phase]
+    assert expected in metadata["annotations"]["pulumi.com/waitFor"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {"await_phase": "Completed"},
+            "GenericJob 'x': await_phase must be one of 'Running', 'Succeeded' or None;"
+            " got 'Completed'",
+        ),
+        ({"await_phase": "Running", "timeout": "soon"}, 'timeout must be a duration like "90s"'),
+        ({"namespace": "ML"}, "GenericJob 'x': namespace 'ML' is not a valid namespace name"),
+        ({"namespace": 7}, "GenericJob 'x': namespace must resolve to a string; got int 7"),
+    ],
+)
+def test_a_bad_value_from_a_job_argument_output_fails_the_update(
+    engine: Engine, args: dict[str, Any], message: str
+) -> None:
+    def program() -> list[pulumi.Output[Any]]:
+        outputs = {key: pulumi.Output.from_input(value) for key, value in args.items()}
+        if "timeout" in args:
+            outputs["await_phase"] = pulumi.Output.from_input(args["await_phase"])
+        return [GenericJob("x", {"job": generic(), **outputs}).uid]  # type: ignore[typeddict-item]
+
+    with pytest.raises(InvalidOutputArgumentError) as err:
+        run(program)
+    assert message in str(err.value)
+
+
+def test_awaiting_success_of_a_debug_job_from_an_output_fails_the_update(
+    engine: Engine,
+) -> None:
+    def program() -> list[pulumi.Output[Any]]:
+        phase = pulumi.Output.from_input("Succeeded")
+        args: DeepSpeedJobArgs = {"job": deepspeed(debug=Debug()), "await_phase": phase}
+        return [DeepSpeedJob("x", args).uid]
+
+    with pytest.raises(InvalidOutputArgumentError, match="a job in debug mode never finishes"):
+        run(program)
+
+
+def test_a_timeout_output_without_await_phase_is_rejected_at_once(engine: Engine) -> None:
+    with pytest.raises(ValueError, match="only applies with await_phase") as err:
+        GenericJob("x", {"job": generic(), "timeout": pulumi.Output.from_input("5m")})
+    assert str(err.value) == (
+        "GenericJob 'x': timeout=<pulumi.output.Output> only applies with await_phase"
+        ' ("Running" or "Succeeded")'
+    )
