@@ -55,6 +55,7 @@ if str(ROOT) not in sys.path:
 
 import t9k_sdk  # noqa: E402 - after the path setup, so the script runs from a checkout
 from t9k_sdk import models  # noqa: E402
+from t9k_sdk.builders import _help  # noqa: E402
 from t9k_sdk.models import K8sModel, K8sPassthroughModel  # noqa: E402
 
 API_MD = ROOT / "docs" / "reference" / "api.md"
@@ -782,32 +783,8 @@ PY_EXTRA: tuple[tuple[str, str], ...] = (
 name `t9k_sdk` exports is listed in its group, not here)."""
 
 
-def py_type(annotation: Any) -> str:
-    """A Python annotation as a reader writes it: `list[str] | None`, `models.CleanUpPolicy`."""
-    if isinstance(annotation, str):
-        return annotation
-    if annotation is None or annotation is type(None):
-        return "None"
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        return py_type(get_args(annotation)[0])
-    if origin in (Union, types.UnionType):
-        return " | ".join(py_type(a) for a in get_args(annotation))
-    if origin is Literal:
-        return "Literal[" + ", ".join(repr(a) for a in get_args(annotation)) + "]"
-    if origin is not None:
-        args = ", ".join(py_type(a) for a in get_args(annotation))
-        return f"{getattr(origin, '__name__', str(origin))}[{args}]"
-    if annotation is Any:
-        return "Any"
-    if isinstance(annotation, type):
-        module = annotation.__module__
-        if module.startswith("t9k_sdk.models.core_v1"):
-            return f"models.core_v1.{annotation.__name__}"
-        if module.startswith("t9k_sdk.models"):
-            return f"models.{annotation.__name__}"
-        return annotation.__name__
-    return str(annotation).replace("typing.", "")
+py_type = _help.type_text
+"""A Python annotation as a reader writes it: `list[str] | None`, `models.CleanUpPolicy`."""
 
 
 def py_constraints(annotation: Any, info: FieldInfo) -> list[str]:
@@ -952,7 +929,8 @@ def members_md(cls: type) -> list[str]:
 
 
 def builder_md(name: str, cls: type[BaseModel]) -> list[str]:
-    out = [f"### {name}", "", docstring_md(cls.__doc__), ""]
+    written = getattr(cls, "_written_doc", None)  # without the `Args:` that help() shows
+    out = [f"### {name}", "", docstring_md(written), ""]
     out += [
         f"`{name}(*, ...)` takes keyword arguments only. It validates them at construction and"
         " raises `InvalidManifestError` naming each bad argument, its value and what is allowed"
@@ -962,13 +940,15 @@ def builder_md(name: str, cls: type[BaseModel]) -> list[str]:
         "| Parameter | Type | Default | Description |",
         "| --- | --- | --- | --- |",
     ]
-    for field, info in cls.model_fields.items():
-        kind = py_type(info.annotation)
+    for argument in _help.arguments(cls):
+        info = cls.model_fields[argument.name]
+        kind = argument.type
         limits = py_constraints(info.annotation, info)
         if limits:
             kind += " (" + ", ".join(limits) + ")"
+        default = "required" if argument.default is inspect.Parameter.empty else py_default(info)
         desc = md_text(text_of(info.description), cell=True)
-        out.append(f"| `{field}` | `{kind}` | {py_default(info)} | {desc} |")
+        out.append(f"| `{argument.name}` | `{kind}` | {default} | {desc} |")
     out.append("")
     methods = members_md(cls)
     if methods:

@@ -50,10 +50,11 @@ class InvalidYAMLError(T9kError, yaml.YAMLError):
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a manifest: where (wire field path), what, and the offending value."""
+    """One thing wrong with a manifest or a builder: where, what, and the offending value."""
 
     path: str
-    """Field path with wire names, e.g. `spec.replicaSpecs[0].replicas`; empty for the whole object."""
+    """Field path with wire names, e.g. `spec.replicaSpecs[0].replicas`, or for a builder the
+    argument as written, e.g. `replicas[0].count`; empty for the whole object."""
     message: str
     """What is wrong and what is allowed."""
 

@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from t9k_sdk import codecs, models
+from t9k_sdk.builders._help import ReadAs, document
 from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
 from t9k_sdk.models import core_v1
 from t9k_sdk.models._base import Bool, Int, Quantity
@@ -49,6 +50,12 @@ AutotuneName = Literal["none", "tune", "run"]
 """The values of `AutotuneType` as strings: `autotune="tune"` type-checks."""
 
 if TYPE_CHECKING:
+    # pydantic's own metaclass, whose `dataclass_transform` type checkers follow (not a subclass)
+    from pydantic._internal._model_construction import ModelMetaclass as PieceMeta
+else:
+    from t9k_sdk.builders._help import PieceMeta
+
+if TYPE_CHECKING:
     # Type checkers accept the enum member or its string; at run time the argument is validated
     # (and kept) as the enum, so a misspelled string gets the enum's error with a suggestion.
     CleanUpPolicyArg: TypeAlias = models.CleanUpPolicy | CleanUpPolicyName
@@ -56,9 +63,10 @@ if TYPE_CHECKING:
     AutotuneArg: TypeAlias = models.AutotuneType | AutotuneName
     ResourceQuantity: TypeAlias = int | float | str
 else:
-    CleanUpPolicyArg = models.CleanUpPolicy
-    RestartPolicyArg = models.RestartPolicyType
-    AutotuneArg = models.AutotuneType
+    # `help()` and signatures show the strings, as the documentation writes them.
+    CleanUpPolicyArg = Annotated[models.CleanUpPolicy, ReadAs(CleanUpPolicyName)]
+    RestartPolicyArg = Annotated[models.RestartPolicyType, ReadAs(RestartPolicyName)]
+    AutotuneArg = Annotated[models.AutotuneType, ReadAs(AutotuneName)]
 
 
 def _canonical_quantity(value: Any) -> Any:
@@ -82,7 +90,9 @@ def _canonical_quantity(value: Any) -> Any:
 
 
 if not TYPE_CHECKING:
-    ResourceQuantity = Annotated[Quantity, BeforeValidator(_canonical_quantity)]
+    ResourceQuantity = Annotated[
+        Quantity, BeforeValidator(_canonical_quantity), ReadAs(int | float | str)
+    ]
     """A resource quantity argument: 8, 0.5 (written as "500m"), "500m" or "64Gi"."""
 
 
@@ -113,18 +123,29 @@ def _apply_hooks(value: Any) -> Any:
     return value
 
 
-class _Piece(BaseModel):
+class _Piece(BaseModel, metaclass=PieceMeta):
     """Base of the builder-side value types: frozen, strict, snake_case, closed.
 
     Bad arguments raise `InvalidManifestError` naming each argument, its value and what is
     allowed. Copies are validated again: `replace(**changes)` (or `model_copy(update=...)`)
     returns a new object built from the old arguments and the changes.
+
+    Each subclass gets, from its fields, a signature as type checkers read it and an `Args:`
+    section after its docstring: what `help()` and editors show.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     _checks_arguments_in_validator: ClassVar[bool] = False
     """True for job builders, whose validator runs `_argument_problems()` (and names the job)."""
+    _written_doc: ClassVar[str | None] = None
+    """The class's docstring as written, without the generated `Args:` section."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._written_doc = cls.__dict__.get("__doc__")
+        document(cls, cls._written_doc)
 
     def __init__(self, /, **data: Any) -> None:
         cls = type(self)
@@ -366,6 +387,21 @@ class _Builder(_Piece):
     def _manifest(self) -> dict[str, Any]:  # pragma: no cover - every builder overrides it
         raise NotImplementedError
 
+    def _argument_paths(self) -> dict[str, str]:
+        """Wire path -> the argument that sets it, so that the wire rules' problems name the
+        builder's arguments (`name`, not `metadata.name`); subclasses add their own."""
+        return {
+            "metadata.name": "name",
+            "metadata.namespace": "namespace",
+            "metadata.labels": "labels*",
+            "metadata.annotations": "annotations*",
+            "spec.scheduler.t9kScheduler.queue": "queue",
+            "spec.scheduler.t9kScheduler.priority": "priority",
+            "spec.runMode.debug": "debug",
+            "spec.runMode.pause.enabled": "paused",
+            "spec.runMode.pause.resumeSpecs": "resume",
+        }
+
     @cached_property
     def _built(self) -> codecs.AnyJob:
         data = self._manifest()
@@ -374,7 +410,11 @@ class _Builder(_Piece):
             return cls.model_validate(data)
         except ValidationError as exc:
             subject = f"{type(self).__name__} {self.name!r}"
-            raise InvalidManifestError(subject, problems_from_validation_error(exc, cls)) from None
+            paths = self._argument_paths()
+            problems = [
+                _argument_problem(p, paths) for p in problems_from_validation_error(exc, cls)
+            ]
+            raise InvalidManifestError(subject, problems) from None
 
     def build(self) -> codecs.AnyJob:
         """The wire model (validated once, then reused)."""
@@ -457,6 +497,29 @@ def _compact(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
+def _argument_problem(problem: Problem, paths: Mapping[str, str]) -> Problem:
+    """`problem` at the argument that set its wire path, and its message saying it the same way.
+
+    `paths` maps a wire path to an argument, for the path and everything under it; the longest
+    one that matches wins. An argument ending in `*` keeps the rest of the path, where it has
+    the wire's shape: `"spec.config.run.python": "run*"` makes `spec.config.run.python[1]`
+    `run[1]`, while `"spec.elastic": "elastic"` makes `spec.elastic.minReplicas` `elastic`.
+    """
+    wire = problem.path
+    matches = [p for p in paths if wire == p or wire.startswith((f"{p}.", f"{p}["))]
+    if not matches:
+        return problem
+    prefix = max(matches, key=len)
+    argument = paths[prefix]
+    path = argument[:-1] + wire[len(prefix) :] if argument.endswith("*") else argument
+    return Problem(path, problem.message.replace(wire, path))
+
+
+def _container_index(containers: list[dict[str, Any]], name: str) -> int:
+    """The training container among a pod's: the one named `name`, else the first."""
+    return next((i for i, c in enumerate(containers) if c.get("name") == name), 0)
+
+
 class _Container(_Piece):
     """Settings of the training container and its pod, shared by replicas, workers and launchers.
 
@@ -464,8 +527,8 @@ class _Container(_Piece):
     the other settings are applied on top of it, to the training container.
     """
 
-    image: str | None = None
-    """Container image."""
+    if TYPE_CHECKING:  # each kind of container declares it: required or not, and its default
+        image: str | None
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] | None = None
     """When the kubelet pulls the image."""
     env: Env | None = None
@@ -479,11 +542,14 @@ class _Container(_Piece):
     tolerations: list[dict[str, Any]] | None = None
     """Taints the pods tolerate."""
     template: core_v1.PodTemplateSpec | dict[str, Any] | None = None
-    """A raw pod template to start from (escape hatch); the settings above are applied on top."""
+    """A raw pod template to start from (escape hatch); the other settings are applied on top."""
+
+    def _container_name(self) -> str:
+        """Name of the training container."""
+        return "worker"
 
     def _template(
         self,
-        container: str,
         *,
         command: list[str] | None = None,
         args: list[str] | None = None,
@@ -492,8 +558,8 @@ class _Container(_Piece):
     ) -> dict[str, Any]:
         """The pod template: `template` with these settings applied to the training container.
 
-        The training container is the one named `container`, else the template's first one,
-        else a new container of that name.
+        The training container is the one named `_container_name()`, else the template's first
+        one, else a new container of that name.
         """
         base = self.template
         data: dict[str, Any] = (
@@ -501,10 +567,9 @@ class _Container(_Piece):
         )
         spec: dict[str, Any] = dict(data.get("spec") or {})
         containers: list[dict[str, Any]] = [dict(c) for c in spec.get("containers") or []]
-        index = next((i for i, c in enumerate(containers) if c.get("name") == container), None)
-        if index is None and not containers:
-            containers.append({"name": container})
-        c = containers[index or 0]
+        if not containers:
+            containers.append({"name": self._container_name()})
+        c = containers[_container_index(containers, self._container_name())]
         fields: dict[str, Any] = {
             "image": self.image,
             "imagePullPolicy": self.image_pull_policy,
@@ -542,6 +607,60 @@ class _Container(_Piece):
         spec["containers"] = containers
         data["spec"] = spec
         return data
+
+    def _pod_paths(self, wire: str, argument: str, **container: str) -> dict[str, str]:
+        """`_Builder._argument_paths` of the pod template at `wire`, set by the arguments that
+        start with `argument`: the training container's fields (more in `container`, wire name
+        -> argument), the pod's volumes and scheduling, and the rest of `template` as written."""
+        containers = self._template()["spec"]["containers"]
+        index = _container_index(containers, self._container_name())
+        fields = {
+            "image": "image",
+            "imagePullPolicy": "image_pull_policy",
+            "workingDir": "working_dir",
+            "env": "env",
+            "volumeMounts": "volumes",
+            "resources": "resources",
+            **container,
+        }
+        pod = {
+            "volumes": "volumes",
+            "nodeSelector": "node_selector*",
+            "tolerations": "tolerations*",
+        }
+        return {
+            wire: f"{argument}template*",
+            **{f"{wire}.spec.{k}": argument + v for k, v in pod.items()},
+            **{f"{wire}.spec.containers[{index}].{k}": argument + v for k, v in fields.items()},
+        }
+
+
+class _TrainingContainer(_Container):
+    """The settings of a training container, whose image type checkers require.
+
+    At run time the image may come from the training container of `template` instead, as the
+    other settings do; a missing image is reported as the `image` argument.
+    """
+
+    if TYPE_CHECKING:
+        image: str
+        """Container image, e.g. "pytorch/pytorch:2.4.0"."""
+    else:
+        image: Annotated[str | None, ReadAs(str, required=True)] = None
+
+    def _argument_problems(self) -> list[Problem]:
+        problems = super()._argument_problems()
+        containers = self._template()["spec"]["containers"]
+        image = containers[_container_index(containers, self._container_name())].get("image")
+        if not image:
+            problems.append(
+                Problem(
+                    "image",
+                    "required: the image of the training container, e.g."
+                    f" image='pytorch/pytorch:2.4.0'; got {self.image!r}",
+                )
+            )
+        return problems
 
 
 class _WorkerResources(_Piece):

@@ -13,6 +13,7 @@ from t9k_sdk.builders._common import (
     _Builder,
     _compact,
     _Container,
+    _TrainingContainer,
     _WorkerResources,
 )
 from t9k_sdk.errors import Problem
@@ -33,11 +34,16 @@ __all__ = ["ColossalAIJob", "Launcher"]
 class Launcher(_Container):
     """The launcher pod. Unset settings (image, working_dir, env) are taken from the job."""
 
+    image: str | None = None
+    """Container image of the launcher; by default the job's `image`."""
     resources: Resources | core_v1.ResourceRequirements | None = None
     """Resources of the launcher; it only starts the workers, so little is needed."""
 
+    def _container_name(self) -> str:
+        return "launcher"
 
-class ColossalAIJob(_Builder, _WorkerResources, _Container):
+
+class ColossalAIJob(_Builder, _WorkerResources, _TrainingContainer):
     """A ColossalAIJob: `<job>-launcher` runs `colossalai run` over ssh on `workers` pods.
 
     The workers run `script` from the launcher's working directory, so `working_dir` (applied to
@@ -98,10 +104,26 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
             ]
         return problems
 
-    def _manifest(self) -> dict[str, Any]:
-        resources = self._worker_resources()
+    def _argument_paths(self) -> dict[str, str]:
+        launcher, worker = "spec.replicaSpecs[0]", "spec.replicaSpecs[1]"
+        return {
+            **super()._argument_paths(),
+            **self._launcher_pod()._pod_paths(f"{launcher}.template", "launcher."),
+            **self._pod_paths(f"{worker}.template", ""),
+            f"{worker}.replicas": "workers",
+            f"{worker}.restartPolicy.policy": "restart_policy",
+            "spec.torchConfig.procPerWorker": "proc_per_worker",
+            "spec.torchConfig.script": "script*",
+            "spec.torchConfig.extraArgs": "extra_args*",
+            "spec.ssh.authMountPath": "ssh_auth_mount_path",
+            "spec.ssh.sshdPath": "sshd_path",
+            "spec.runPolicy.cleanUpWorkers": "clean_up_workers",
+        }
+
+    def _launcher_pod(self) -> Launcher:
+        """The launcher's settings, with the job's where it has none."""
         launcher = self.launcher or Launcher()
-        launcher_pod = launcher.model_copy(
+        return launcher.model_copy(
             update={
                 "image": launcher.image or self.image,
                 "working_dir": launcher.working_dir or self.working_dir,
@@ -109,6 +131,10 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
                 "image_pull_policy": launcher.image_pull_policy or self.image_pull_policy,
             }
         )
+
+    def _manifest(self) -> dict[str, Any]:
+        resources = self._worker_resources()
+        launcher = self._launcher_pod()
         spec = self._common_spec(["launcher", "worker"])
         spec.update(
             ssh=_compact({"authMountPath": self.ssh_auth_mount_path, "sshdPath": self.sshd_path})
@@ -129,7 +155,7 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
                 {
                     "type": "launcher",
                     "replicas": 1,
-                    "template": launcher_pod._template("launcher", resources=launcher.resources),
+                    "template": launcher._template(resources=launcher.resources),
                 },
                 _compact(
                     {
@@ -138,7 +164,7 @@ class ColossalAIJob(_Builder, _WorkerResources, _Container):
                         "restartPolicy": (
                             {"policy": self.restart_policy} if self.restart_policy else None
                         ),
-                        "template": self._template("worker", resources=resources),
+                        "template": self._template(resources=resources),
                     }
                 ),
             ],

@@ -13,8 +13,8 @@ from t9k_sdk.builders._common import (
     RestartPolicyArg,
     _Builder,
     _compact,
-    _Container,
     _Piece,
+    _TrainingContainer,
     _WorkerResources,
 )
 from t9k_sdk.errors import Problem
@@ -49,7 +49,7 @@ class Elastic(_Piece):
         return problems
 
 
-class DeepSpeedJob(_Builder, _WorkerResources, _Container):
+class DeepSpeedJob(_Builder, _WorkerResources, _TrainingContainer):
     """A DeepSpeedJob: `workers` pods; worker-0 runs `deepspeed` and reaches the others over ssh.
 
     Exactly one of `run` (a Python script and its arguments), `module`, `exec` or
@@ -112,6 +112,14 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
                     " custom_command='...' (or debug=True to start the workers without a program)",
                 )
             )
+        if self.custom_command is not None and not self.custom_command.strip() and not self.debug:
+            problems.append(
+                Problem(
+                    "custom_command",
+                    f"custom_command={self.custom_command!r} launches nothing: give the shell"
+                    " command (an empty one is allowed only with debug=True)",
+                )
+            )
         for n in ("run", "module", "exec"):
             value = getattr(self, n)
             if value is not None and (not value or not value[0]) and not self.debug:
@@ -123,6 +131,15 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
                         " allowed only with debug=True)",
                     )
                 )
+        elastic = self.elastic
+        if elastic and elastic.expected is None and not elastic.min <= self.workers <= elastic.max:
+            problems.append(
+                Problem(
+                    "workers",
+                    f"must be between elastic min and max ({elastic.min}-{elastic.max}), or give"
+                    f" elastic expected=; got {self.workers}",
+                )
+            )
         problems += [
             Problem(f"volumes[{i}].mount_path", message)
             for i, message in mount_problems(
@@ -130,6 +147,27 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
             )
         ]
         return problems
+
+    def _argument_paths(self) -> dict[str, str]:
+        return {
+            **super()._argument_paths(),
+            **self._pod_paths("spec.worker.template", ""),
+            "spec.worker.replicas": "workers",
+            "spec.worker.restartPolicy": "restart_policy",
+            "spec.config.run.python": "run*",
+            "spec.config.run.module": "module*",
+            "spec.config.run.exec": "exec*",
+            "spec.config.customCommand": "custom_command",
+            "spec.config.slotsPerWorker": "slots_per_worker",
+            "spec.config.localRank": "local_rank",
+            "spec.config.autotune": "autotune",
+            "spec.config.otherArgs": "other_args*",
+            "spec.disableCustomEnv": "disable_custom_env",
+            "spec.runPolicy.backoffLimit": "backoff_limit",
+            "spec.runPolicy.activeDeadlineSeconds": "active_deadline_seconds",
+            "spec.runPolicy.cleanUpPolicy": "clean_up_policy",
+            "spec.elastic": "elastic",
+        }
 
     def _manifest(self) -> dict[str, Any]:
         resources = self._worker_resources()
@@ -170,7 +208,7 @@ class DeepSpeedJob(_Builder, _WorkerResources, _Container):
             worker=_compact(
                 {
                     "replicas": self.workers,
-                    "template": self._template("worker", resources=resources),
+                    "template": self._template(resources=resources),
                     "restartPolicy": self.restart_policy,
                 }
             ),

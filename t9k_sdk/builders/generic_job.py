@@ -13,7 +13,7 @@ from t9k_sdk.builders._common import (
     RestartPolicyArg,
     _Builder,
     _compact,
-    _Container,
+    _TrainingContainer,
 )
 from t9k_sdk.models import core_v1
 from t9k_sdk.models._base import Int
@@ -21,7 +21,7 @@ from t9k_sdk.models._base import Int
 __all__ = ["GenericJob", "Replica"]
 
 
-class Replica(_Container):
+class Replica(_TrainingContainer):
     """One replica type of a GenericJob: `count` pods named `<job>-<type>-<index>`.
 
     Example:
@@ -55,12 +55,32 @@ class Replica(_Container):
         """The wire replica spec."""
         return models.ReplicaSpec.model_validate(self._wire())
 
+    def _container_name(self) -> str:
+        return self.container_name or self.type
+
+    def _replica_paths(self, wire: str, argument: str) -> dict[str, str]:
+        """`_Builder._argument_paths` of this replica at `wire`, arguments under `argument`."""
+        name = "container_name" if self.container_name else "type"
+        return {
+            **self._pod_paths(
+                f"{wire}.template",
+                argument,
+                command="command*",
+                args="args*",
+                ports="ports",
+                name=name,
+            ),
+            f"{wire}.type": f"{argument}type",
+            f"{wire}.replicas": f"{argument}count",
+            f"{wire}.restartPolicy.policy": f"{argument}restart_policy",
+            f"{wire}.restartPolicy.limit": f"{argument}restart_limit",
+        }
+
     def _wire(self) -> dict[str, Any]:
         policy = None
         if self.restart_policy is not None or self.restart_limit is not None:
             policy = _compact({"policy": self.restart_policy, "limit": self.restart_limit})
         template = self._template(
-            self.container_name or self.type,
             command=self.command,
             args=self.args,
             resources=self.resources,
@@ -102,6 +122,18 @@ class GenericJob(_Builder):
     """Create a service per replica (named like its pod) exposing these ports."""
     clean_up_policy: CleanUpPolicyArg | None = None
     """Which pods to delete when the job finishes: None (default), Unfinished or All."""
+
+    def _argument_paths(self) -> dict[str, str]:
+        paths = {
+            **super()._argument_paths(),
+            "spec.successRules": "success_rules*",
+            "spec.failureRules": "failure_rules*",
+            "spec.service.ports": "service_ports",
+            "spec.cleanUpPolicy": "clean_up_policy",
+        }
+        for i, r in enumerate(self.replicas):
+            paths |= r._replica_paths(f"spec.replicaSpecs[{i}]", f"replicas[{i}].")
+        return paths
 
     def _manifest(self) -> dict[str, Any]:
         spec = self._common_spec([r.type for r in self.replicas])

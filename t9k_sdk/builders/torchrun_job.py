@@ -16,10 +16,13 @@ from pydantic import Field
 
 from t9k_sdk import models
 from t9k_sdk.builders._common import (
+    CleanUpPolicyArg,
     Resources,
+    RestartPolicyArg,
     _Builder,
     _compact,
-    _Container,
+    _container_index,
+    _TrainingContainer,
     _WorkerResources,
 )
 from t9k_sdk.errors import Problem
@@ -47,7 +50,7 @@ TORCHRUN_ENV = (
 """The environment variables a TorchrunJob sets in every worker (so `env` may not set them)."""
 
 
-class TorchrunJob(_Builder, _WorkerResources, _Container):
+class TorchrunJob(_Builder, _WorkerResources, _TrainingContainer):
     """PyTorch distributed training with `torchrun` on `workers` pods (a GenericJob).
 
     Worker `i` is pod and service `<name>-worker-<i>`; worker 0 is the master. Each worker runs
@@ -79,11 +82,11 @@ class TorchrunJob(_Builder, _WorkerResources, _Container):
     """Port the master (worker 0) listens on for the rendezvous."""
     torchrun_args: list[str] | None = None
     """More torchrun arguments, placed before the script, e.g. ["--max-restarts=3"]."""
-    restart_policy: models.RestartPolicyType | None = None
+    restart_policy: RestartPolicyArg | None = None
     """Always, OnFailure (the default), Never or ExitCode (restart on exit codes 128-255)."""
     restart_limit: Annotated[Int, Field(ge=0)] | None = None
     """How many times a worker pod may be restarted (default 0)."""
-    clean_up_policy: models.CleanUpPolicy | None = None
+    clean_up_policy: CleanUpPolicyArg | None = None
     """Which pods to delete when the job finishes: None (default), Unfinished or All."""
 
     def _argument_problems(self) -> list[Problem]:
@@ -155,16 +158,28 @@ class TorchrunJob(_Builder, _WorkerResources, _Container):
         }
         return [{"name": k, "value": values[k]} for k in TORCHRUN_ENV]
 
+    def _argument_paths(self) -> dict[str, str]:
+        worker = "spec.replicaSpecs[0]"
+        code = "module" if self.module is not None else "run"
+        return {
+            **super()._argument_paths(),
+            **self._pod_paths(f"{worker}.template", "", command=code, ports="master_port"),
+            f"{worker}.replicas": "workers",
+            f"{worker}.restartPolicy.policy": "restart_policy",
+            f"{worker}.restartPolicy.limit": "restart_limit",
+            "spec.service.ports": "master_port",
+            "spec.cleanUpPolicy": "clean_up_policy",
+        }
+
     def _manifest(self) -> dict[str, Any]:
         spec = self._common_spec([WORKER])
         template = self._template(
-            WORKER,
             command=self._command(),
             resources=self._worker_resources(),
             ports={PORT_NAME: self.master_port},
         )
         containers = template["spec"]["containers"]
-        c = next((c for c in containers if c.get("name") == WORKER), containers[0])
+        c = containers[_container_index(containers, self._container_name())]
         c["env"] = [*self._env(), *(c.get("env") or ())]
         policy = None
         if self.restart_policy is not None or self.restart_limit is not None:

@@ -122,13 +122,16 @@ def test_deepspeed_elastic_and_policies() -> None:
     assert spec["worker"]["restartPolicy"] == "ExitCode"
 
 
-def test_elastic_bounds_are_checked_with_the_wire_rule() -> None:
+def test_workers_outside_the_elastic_bounds_name_the_workers_argument() -> None:
     with pytest.raises(InvalidManifestError) as info:
-        DeepSpeedJob(
-            name="d", image="i", workers=9, run=["a.py"], elastic=Elastic(min=2, max=8)
-        ).build()
-    assert "spec.elastic" in str(info.value)
-    assert "minReplicas <= expectedReplicas <= maxReplicas" in str(info.value)
+        DeepSpeedJob(name="d", image="i", workers=9, run=["a.py"], elastic=Elastic(min=2, max=8))
+    assert [str(p) for p in info.value.problems] == [
+        "workers: must be between elastic min and max (2-8), or give elastic expected=; got 9"
+    ]
+    scaled = DeepSpeedJob(
+        name="d", image="i", workers=9, run=["a.py"], elastic=Elastic(min=2, max=8, expected=4)
+    )
+    assert scaled.to_dict()["spec"]["elastic"]["expectedReplicas"] == 4
 
 
 def test_resources_shortcuts_and_full_form_are_exclusive() -> None:
@@ -266,7 +269,7 @@ def test_priority_needs_a_queue() -> None:
         GenericJob(name="g", replicas=[Replica(type="w", image="i")], priority=5)
 
 
-def test_builder_errors_name_the_wire_field_and_all_problems_at_construction() -> None:
+def test_builder_errors_name_the_argument_and_all_problems_at_construction() -> None:
     with pytest.raises(InvalidManifestError) as info:
         GenericJob(
             name="Bad_Name",
@@ -274,7 +277,7 @@ def test_builder_errors_name_the_wire_field_and_all_problems_at_construction() -
             success_rules=[{"master": [0]}],
         )
     paths = [p.path for p in info.value.problems]
-    assert paths == ["metadata.name", "spec.successRules[0].master"]
+    assert paths == ["name", "success_rules[0].master"]
     assert str(info.value).startswith("GenericJob 'Bad_Name' is invalid:")
 
 
@@ -288,13 +291,13 @@ def test_builder_rejects_an_empty_finish_rule_naming_field_value_and_what_is_all
             failure_rules=[{}],
         )
     problems = {p.path: str(p) for p in info.value.problems}
-    assert set(problems) == {"spec.successRules[0].worker", "spec.failureRules[0]"}
-    assert problems["spec.successRules[0].worker"] == (
-        "spec.successRules[0].worker: a finish rule must name at least one replica"
+    assert set(problems) == {"success_rules[0].worker", "failure_rules[0]"}
+    assert problems["success_rules[0].worker"] == (
+        "success_rules[0].worker: a finish rule must name at least one replica"
         " (a replica type and at least one of its indices, e.g. {worker: [0]}):"
         " an empty rule would hold before any replica ran; got []"
     )
-    assert problems["spec.failureRules[0]"].endswith("; got {}")
+    assert problems["failure_rules[0]"].endswith("; got {}")
 
 
 def test_builder_arguments_are_type_checked_with_the_same_error_type() -> None:

@@ -248,7 +248,7 @@ def test_render_invalid_job_shows_the_problem_and_writes_nothing(
     assert (status, out) == (1, "")
     assert f"cannot import {bad}:" in err  # builders check the wire rules when created
     assert "GenericJob 'mnist' is invalid:" in err
-    assert "  - spec.successRules[0].master: " in err
+    assert "  - success_rules[0].master: " in err  # the builder argument, as written
     assert "no replica type 'master'" in err
     assert "nothing was written" in err
     assert not out_dir.exists()

@@ -3,7 +3,16 @@ floats for CPU, and copies that keep the builder's type."""
 
 from __future__ import annotations
 
-from t9k_sdk import DeepSpeedJob, GenericJob, Replica, Resources, models
+from t9k_sdk import (
+    ColossalAIJob,
+    DeepSpeedJob,
+    GenericJob,
+    Launcher,
+    Replica,
+    Resources,
+    TorchrunJob,
+    models,
+)
 
 worker = Replica(
     type="worker",
@@ -28,3 +37,11 @@ bert = DeepSpeedJob(
     clean_up_policy="All",
 )
 policy: models.CleanUpPolicy | str | None = job.clean_up_policy
+image: str = bert.image
+mnist = TorchrunJob(
+    name="mnist", image="pytorch/pytorch:2.4.0", run=["mnist.py"], restart_policy="Never",
+    clean_up_policy="All",
+)  # fmt: skip
+palm = ColossalAIJob(
+    name="palm", image="hpcaitech/colossalai:0.3.0", script=["train.py"], launcher=Launcher()
+)
