@@ -739,7 +739,7 @@ PY_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Building blocks", ("Resources", "PVC", "EmptyDir", "SecretVolume", "Debug", "Resume")),
     (
         "Manifests and YAML",
-        ("to_manifest", "from_manifest", "dump_all_yaml", "load_all_yaml", "AnyJob"),
+        ("to_manifest", "from_manifest", "dump_all_yaml", "load_all_yaml", "update_yaml", "AnyJob"),
     ),
     (
         "Errors and warnings",
