@@ -585,6 +585,20 @@ def test_convert_writes_a_json_file_back_as_json(
     assert [j.name for j in load_all_yaml(path)] == ["palm"]
 
 
+def test_convert_keeps_a_list_a_list_and_converts_its_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elastic = COMMENTED_LEGACY.split("---\n")[1]
+    item = textwrap.indent(elastic.split("\n", 1)[1], "  ").replace("  apiVersion", "- apiVersion")
+    text = "# the nightly jobs\napiVersion: v1\nkind: List\nitems:\n" + item
+    path = _write(tmp_path / "list.yaml", text)
+    assert "      enable: true\n" in text  # the legacy spelling, to convert
+
+    assert _run(capsys, "convert", "-i", str(path))[0] == 0
+
+    assert path.read_text() == text.replace("      enable: true\n", "      enabled: true\n")
+
+
 def test_validate_names_the_legacy_fields_the_user_wrote(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
