@@ -756,6 +756,7 @@ PY_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "from_manifest",
             "dump_all_yaml",
             "load_all_yaml",
+            "update_yaml",
             "validate_manifest",
             "AnyJob",
         ),

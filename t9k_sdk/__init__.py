@@ -25,7 +25,14 @@ from t9k_sdk.builders import (
     SecretVolume,
     TorchrunJob,
 )
-from t9k_sdk.codecs import AnyJob, dump_all_yaml, from_manifest, load_all_yaml, to_manifest
+from t9k_sdk.codecs import (
+    AnyJob,
+    dump_all_yaml,
+    from_manifest,
+    load_all_yaml,
+    to_manifest,
+    update_yaml,
+)
 from t9k_sdk.errors import (
     InvalidManifestError,
     InvalidYAMLError,
@@ -63,5 +70,6 @@ __all__ = [
     "load_all_yaml",
     "models",
     "to_manifest",
+    "update_yaml",
     "validate_manifest",
 ]

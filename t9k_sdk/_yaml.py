@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, TextIO
 
 import yaml
@@ -31,7 +33,12 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_TEXT",
     "MAX_VALUES",
+    "Composed",
+    "compose_documents",
     "dump_documents",
+    "emit_at",
+    "emit_flow",
+    "emit_scalar",
     "iter_documents",
     "load_documents",
 ]
@@ -125,7 +132,9 @@ def _value(value: Any, indent: int) -> str:
     return _scalar(value)
 
 
-def _emit_mapping(data: Mapping[Any, Any], indent: int, out: list[str], first: str | None) -> None:
+def _emit_mapping(
+    data: Mapping[Any, Any], indent: int, out: list[str], first: str | None, seq: int = 0
+) -> None:
     pad = " " * indent
     for i, (key, value) in enumerate(data.items()):
         lead = first if (i == 0 and first is not None) else pad
@@ -133,47 +142,47 @@ def _emit_mapping(data: Mapping[Any, Any], indent: int, out: list[str], first: s
         if isinstance(value, Mapping):
             if value:
                 out.append(f"{lead}{k}:\n")
-                _emit_mapping(value, indent + 2, out, None)
+                _emit_mapping(value, indent + 2, out, None, seq)
             else:
                 out.append(f"{lead}{k}: {{}}\n")
         elif isinstance(value, list | tuple):
             if value:
                 out.append(f"{lead}{k}:\n")
-                _emit_sequence(value, indent, out)
+                _emit_sequence(value, indent + seq, out, seq)
             else:
                 out.append(f"{lead}{k}: []\n")
         else:
             out.append(f"{lead}{k}: {_value(value, indent + 2)}\n")
 
 
-def _emit_sequence(items: Iterable[Any], indent: int, out: list[str]) -> None:
+def _emit_sequence(items: Iterable[Any], indent: int, out: list[str], seq: int = 0) -> None:
     pad = " " * indent
     for item in items:
         if isinstance(item, Mapping):
             if item:
-                _emit_mapping(item, indent + 2, out, f"{pad}- ")
+                _emit_mapping(item, indent + 2, out, f"{pad}- ", seq)
             else:
                 out.append(f"{pad}- {{}}\n")
         elif isinstance(item, list | tuple):
             if item:
                 out.append(f"{pad}-\n")
-                _emit_sequence(item, indent + 2, out)
+                _emit_sequence(item, indent + 2, out, seq)
             else:
                 out.append(f"{pad}- []\n")
         else:
             out.append(f"{pad}- {_value(item, indent + 2)}\n")
 
 
-def _document(data: Any) -> str:
+def _document(data: Any, seq: int = 0) -> str:
     out: list[str] = []
     if isinstance(data, Mapping):
         if data:
-            _emit_mapping(data, 0, out, None)
+            _emit_mapping(data, 0, out, None, seq)
         else:
             out.append("{}\n")
     elif isinstance(data, list | tuple):
         if data:
-            _emit_sequence(data, 0, out)
+            _emit_sequence(data, 0, out, seq)
         else:
             out.append("[]\n")
     else:
@@ -181,9 +190,63 @@ def _document(data: Any) -> str:
     return "".join(out)
 
 
-def dump_documents(documents: Iterable[Any]) -> str:
-    """YAML text of one or more documents, separated by `---` lines."""
-    return "---\n".join(_document(d) for d in documents)
+def dump_documents(documents: Iterable[Any], seq: int = 0) -> str:
+    """YAML text of one or more documents, separated by `---` lines.
+
+    `seq` indents a sequence under its key by that many spaces (0: flush with the key).
+    """
+    return "---\n".join(_document(d, seq) for d in documents)
+
+
+def emit_at(value: Any, column: int, seq: int = 0) -> str:
+    """`value` written to continue a line at `column`: where a mapping's key starts, or an item
+    after its `- `. The first line is not indented, the others are indented to match; no final
+    line break. (`seq` as in `dump_documents`.)"""
+    if isinstance(value, Mapping | list | tuple) and not value:
+        return emit_flow(value)  # {} or []
+    if not isinstance(value, Mapping | list | tuple):
+        return _value(value, column)
+    out: list[str] = []
+    if isinstance(value, Mapping):
+        _emit_mapping(value, column, out, "", seq)
+    else:
+        _emit_sequence(value, column, out, seq)
+        out[0] = out[0][column:]
+    return "".join(out).removesuffix("\n")
+
+
+def emit_flow(value: Any, quoted: bool = False, padded: bool = False) -> str:
+    """`value` on one line in flow style (`[a, b]`, `{k: v}`), as inside `[ ... ]`: its strings
+    double-quoted if `quoted`, else plain where they can be; `[ a ]` if `padded`."""
+    pad = " " if padded else ""
+    if isinstance(value, Mapping):
+        inner = ", ".join(
+            f"{emit_flow(k, quoted, padded)}: {emit_flow(v, quoted, padded)}"
+            for k, v in value.items()
+        )
+        return f"{{{pad}{inner}{pad}}}" if inner else "{}"
+    if isinstance(value, list | tuple):
+        inner = ", ".join(emit_flow(v, quoted, padded) for v in value)
+        return f"[{pad}{inner}{pad}]" if inner else "[]"
+    text = _scalar(value)
+    # a plain scalar inside brackets ends at a comma; `_scalar` quotes every other indicator
+    if isinstance(value, str) and text[0] != '"' and (quoted or "," in text):
+        return _quoted(value)
+    return text
+
+
+def emit_scalar(value: Any, style: str | None) -> str | None:
+    """`value` (not a collection) on one line in a scalar `style` of YAML ('"', "'", or plain:
+    None or ''), as close to that style as it can be written; None when it needs more than a
+    line (a string with a line break, which `emit_at` writes as a literal block)."""
+    if isinstance(value, str):
+        if "\n" in value:
+            return None
+        if style == '"':
+            return _quoted(value)
+        if style == "'" and not _NEEDS_ESCAPE.search(value):
+            return "'" + value.replace("'", "''") + "'"
+    return _scalar(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,13 +364,15 @@ class _Composer:
         # id(node) -> (values, characters of scalars), aliases expanded
         self.sizes: dict[int, tuple[int, int]] = {}
         self.open: set[int] = set()  # collections being composed (an alias to one is a cycle)
+        self.aliased = False  # whether the document uses an alias
+        self.end = 0  # where the document ends in the text (its `...`, the next `---` or the end)
 
     def document(self) -> yaml.Node:
         self.loader.get_event()  # DocumentStartEvent
         node, size = self.node(1)
         self.budget.check(size, node.start_mark)
         self.budget.spend(size)
-        self.loader.get_event()  # DocumentEndEvent
+        self.end = self.loader.get_event().start_mark.index  # DocumentEndEvent
         return node
 
     def tag(self, event: Any, kind: type[yaml.Node], value: str | None) -> str:
@@ -331,6 +396,7 @@ class _Composer:
         event: Any = self.loader.get_event()
         start: Any = event.start_mark
         if isinstance(event, yaml.AliasEvent):
+            self.aliased = True
             target = self.anchors.get(event.anchor or "")
             if target is None:
                 raise InvalidYAMLError(
@@ -458,8 +524,12 @@ def read_limited(stream: Any) -> bytes:
     return data
 
 
-def load_documents(stream: str | bytes | TextIO) -> list[Any]:
-    """Every document of a YAML stream, within the limits above; else an `InvalidYAMLError`."""
+def load_documents(stream: str | bytes | TextIO | Path) -> list[Any]:
+    """Every document of a YAML stream (text, bytes, an open file or a `Path`), within the limits
+    above; else an `InvalidYAMLError`."""
+    if isinstance(stream, Path):
+        with stream.open("rb") as file:
+            return list(iter_documents(read_limited(file)))
     return list(iter_documents(stream))
 
 
@@ -474,17 +544,45 @@ def iter_documents(stream: str | bytes | TextIO) -> Iterable[Any]:
         if len(stream) > MAX_BYTES:
             raise InvalidYAMLError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
         text = stream.removeprefix("\ufeff")
+    return (document.value for document in _composed(text))
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A document as the loader read it, for rewriting its text (see `t9k_sdk._yaml_update`)."""
+
+    node: yaml.Node
+    """Its node tree; the marks' indexes are positions in the text."""
+    value: Any
+    """What it loads to."""
+    aliased: bool
+    """Whether it uses an alias (whose node is the one of its anchor, marks included)."""
+    end: int
+    """Where it ends in the text: its `...`, the next `---` or the end of the text."""
+
+
+def compose_documents(text: str) -> list[Composed]:
+    """Every document of YAML text (without a byte order mark), read and limited as by
+    `load_documents`."""
+    if len(text) > MAX_BYTES:
+        raise InvalidYAMLError(f"larger than {MAX_BYTES // (1024 * 1024)} MiB")
+    return list(_composed(text))
+
+
+def _composed(text: str) -> Iterator[Composed]:
     loader = _Loader(text)
     budget = _Budget()
     try:
         loader.get_event()  # StreamStartEvent
         while not loader.check_event(yaml.StreamEndEvent):
-            node = _Composer(loader, budget).document()
+            composer = _Composer(loader, budget)
+            node = composer.document()
             try:
-                yield loader.construct_document(node)
+                value = loader.construct_document(node)
             except (ValueError, TypeError, yaml.YAMLError) as exc:
                 mark = getattr(exc, "problem_mark", None) or node.start_mark
                 raise InvalidYAMLError(f"cannot read a value: {exc}", **_at(mark)) from None
+            yield Composed(node, value, composer.aliased, composer.end)
     except InvalidYAMLError:
         raise
     except yaml.MarkedYAMLError as exc:

@@ -5,19 +5,20 @@ to_manifest(job)           -> dict   (a job, or a builder: `.build()` first)
 from_manifest(dict)        -> job    (dispatch on `kind`; errors name every bad field)
 dump_all_yaml(objects)     -> str    (multi-document, deterministic, diff-stable)
 load_all_yaml(text | file) -> [job]  (list kinds are expanded into their items)
+update_yaml(text, objects) -> str    (the text with only the changed values rewritten)
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, TextIO, TypeAlias
 
 from pydantic import ValidationError
 
 from t9k_sdk import _objects as o
-from t9k_sdk import _yaml, models
+from t9k_sdk import _yaml, _yaml_update, models
 from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
 from t9k_sdk.models import K8sModel
 
@@ -30,6 +31,7 @@ __all__ = [
     "load_all_yaml",
     "to_manifest",
     "to_wire",
+    "update_yaml",
 ]
 
 AnyJob: TypeAlias = models.GenericJob | models.DeepSpeedJob | models.ColossalAIJob
@@ -158,14 +160,8 @@ def load_all_yaml(source: str | bytes | TextIO | Path) -> list[AnyJob]:
     column. On the first invalid document raises `InvalidManifestError` whose subject names the
     document index (0-based) and the job.
     """
-    text: str | bytes | TextIO
-    if isinstance(source, Path):
-        with source.open("rb") as file:
-            text = _yaml.read_limited(file)
-    else:
-        text = source
     jobs: list[AnyJob] = []
-    for index, doc in enumerate(_yaml.load_documents(text)):
+    for index, doc in enumerate(_yaml.load_documents(source)):
         if doc is None:
             continue
         if not isinstance(doc, Mapping):
@@ -188,12 +184,30 @@ def dump_all_yaml(objects: Iterable[K8sModel | Buildable | Mapping[str, Any]]) -
     Deterministic and diff-friendly: apiVersion, kind, metadata, spec, status first, then the
     rest in model order; no anchors; multi-line strings as literal blocks; no line folding.
     """
-    docs: list[Mapping[str, Any]] = []
-    for obj in objects:
-        if isinstance(obj, K8sModel):
-            docs.append(to_wire(obj))
-        elif isinstance(obj, Mapping):
-            docs.append(_ordered(obj))
-        else:
-            docs.append(to_wire(obj.build()))
-    return _yaml.dump_documents(docs)
+    return _yaml.dump_documents([_document(obj) for obj in objects])
+
+
+def _document(obj: K8sModel | Buildable | Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(obj, K8sModel):
+        return to_wire(obj)
+    if isinstance(obj, Mapping):
+        return _ordered(obj)
+    return to_wire(obj.build())
+
+
+def update_yaml(text: str, objects: Sequence[K8sModel | Buildable | Mapping[str, Any]]) -> str:
+    """`text`, the YAML a job was read from, with its documents changed to `objects`: one each,
+    in order (empty documents aside). Only the lines of values that changed are written:
+    comments, key order, quoting, indentation and every untouched line stay as they were.
+
+        text = path.read_text()
+        job = models.DeepSpeedJob.from_yaml(text).edit({"spec.worker.replicas": 4})
+        path.write_text(update_yaml(text, [job]))
+
+    New keys go where the object has them relative to the keys the text has, removed keys'
+    lines are deleted, and a changed part that cannot be written in place (a document that
+    uses aliases, a value that becomes a list) is written as `dump_all_yaml` writes it. Raises
+    `InvalidYAMLError` for text `load_all_yaml` refuses, and `ValueError` when the number of
+    objects is not the number of documents.
+    """
+    return _yaml_update.update_documents(text, [_document(obj) for obj in objects])

@@ -11,7 +11,8 @@ With `--kustomization`, DIR/kustomization.yaml lists the rendered files under `r
 * an existing one (kustomization.yaml, kustomization.yml or Kustomization, as kustomize looks
   for them) keeps every other key (namespace, labels, patches, ...) and every entry of
   `resources` that is not a job file of ours; the entries of our job files are replaced by the
-  jobs rendered now, sorted, after the others. Comments inside it are not kept.
+  jobs rendered now, sorted, after the others. Only those lines change: its comments, order and
+  formatting stay as they were (`_yaml_update`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t9k_sdk import _yaml
+from t9k_sdk import _yaml, _yaml_update
 from t9k_sdk.cli._errors import UsageError
 from t9k_sdk.errors import InvalidYAMLError
 
@@ -133,8 +134,9 @@ def _find_kustomization(directory: Path) -> Path | None:
     return path
 
 
-def _read_kustomization(path: Path) -> dict[str, Any]:
-    """The mapping of an existing kustomization file; a `UsageError` naming what is wrong."""
+def _read_kustomization(path: Path) -> tuple[str, dict[str, Any]]:
+    """The text of an existing kustomization file and its mapping; a `UsageError` naming what is
+    wrong."""
     try:
         with path.open("rb") as file:
             data = file.read(_MAX_KUSTOMIZATION_BYTES + 1)
@@ -143,11 +145,12 @@ def _read_kustomization(path: Path) -> dict[str, Any]:
     if len(data) > _MAX_KUSTOMIZATION_BYTES:
         raise UsageError(f"{path}: larger than 1 MiB; not a kustomization render can update")
     try:
-        docs = [d for d in _yaml.load_documents(data) if d is not None]
+        text = _yaml.decode(data)
+        docs = [d for d in _yaml.load_documents(text) if d is not None]
     except InvalidYAMLError as exc:
         raise UsageError(f"{path}: not valid YAML: {exc}; fix or remove it") from None
     if not docs:
-        return {}
+        return text, {}
     if len(docs) > 1:
         raise UsageError(f"{path}: holds {len(docs)} YAML documents; a kustomization is one")
     doc = docs[0]
@@ -168,7 +171,7 @@ def _read_kustomization(path: Path) -> dict[str, Any]:
     if not isinstance(resources, list) or not all(isinstance(r, str) for r in resources):
         raise UsageError(f"{path}: resources: expected a list of file names or paths")
     doc["resources"] = resources
-    return doc
+    return text, doc
 
 
 def plan_out_dir(
@@ -205,15 +208,19 @@ def plan_out_dir(
         plan.kustomization = name
         plan.kustomization_created = path is None
         text = _kustomization_text(
-            _read_kustomization(path) if path is not None else {}, jobs, ours
+            _read_kustomization(path) if path is not None else ("", {}), jobs, ours
         )
         plan.files[name] = text
         plan.kustomization_changed = path is None or path.read_bytes() != text.encode("utf-8")
     return plan
 
 
-def _kustomization_text(doc: dict[str, Any], jobs: Mapping[str, str], ours: set[str]) -> str:
-    """The kustomization with `resources` = the user's own entries, then our jobs, sorted."""
+def _kustomization_text(
+    read: tuple[str, dict[str, Any]], jobs: Mapping[str, str], ours: set[str]
+) -> str:
+    """The kustomization `read` (its text and mapping; empty for a new one) with `resources` =
+    the user's own entries, then our jobs, sorted."""
+    text, doc = read
     mine = set(jobs) | ours
     own = [
         r for r in doc.get("resources", []) if r not in mine and r.removeprefix("./") not in mine
@@ -224,6 +231,10 @@ def _kustomization_text(doc: dict[str, Any], jobs: Mapping[str, str], ours: set[
             continue
         out[key] = value
     out["resources"] = own + sorted(jobs)  # in the user's place, or last
+    if doc:
+        return _yaml_update.update_documents(text, [out])
+    if text.strip():  # only comments: keep them
+        return text.rstrip("\n") + "\n" + _yaml.dump_documents([out])
     return KUSTOMIZATION_HEADER + _yaml.dump_documents([out])
 
 
@@ -236,7 +247,7 @@ def kustomization_differences(path: Path, files: Sequence[Path]) -> list[str]:
     patches, ...), files it does not list, entries that are not among them. Empty when the
     kustomization only lists exactly those files (as `render --kustomization` writes it)."""
     try:
-        doc = _read_kustomization(path)
+        _, doc = _read_kustomization(path)
     except UsageError as exc:
         return [str(exc)]
     found: list[str] = []

@@ -409,19 +409,33 @@ def _cmd_crds(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _current(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's manifest, or a list's, in the current schema."""
+    if o.kind(doc) in models.LIST_KINDS or o.kind(doc) == "List":
+        return {**doc, "items": [_current(item) for item in doc["items"]]}
+    return codecs.to_manifest(codecs.from_manifest(doc))
+
+
+def _converted(data: bytes) -> str:
+    """The manifests of `data` in the current schema: the file with only the lines of converted
+    fields changed (its comments, order and formatting kept), lists and empty documents kept."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LegacyManifestWarning)
+        codecs.load_all_yaml(data)  # every problem, reported as everywhere else
+        text = _yaml.decode(data)
+        documents = [_current(doc) for doc in _yaml.load_documents(text) if doc is not None]
+    return codecs.update_yaml(text, documents)
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     outputs: list[tuple[Manifest, str]] = []
     for item in _sources.expand(args.files, _sources.CONVERT):
         assert isinstance(item, Manifest)  # CONVERT takes no Python
-        data = _sources.read(item)
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", LegacyManifestWarning)
-                jobs = codecs.load_all_yaml(data)
+            outputs.append((item, _converted(_sources.read(item))))
         except (InvalidManifestError, InvalidYAMLError) as exc:
             error(f"{item.label}: {exc}")
             return EXIT_FAILED
-        outputs.append((item, codecs.dump_all_yaml(jobs)))
     if not outputs:
         error(f"no manifests found in {', '.join(args.files)}")
         return EXIT_FAILED
@@ -588,8 +602,9 @@ below a directory and module names (`pkg.jobs`). Reviewing a pull request with
 
 _CONVERT_HELP = """\
 Read YAML manifests of T9k jobs, converting legacy forms (the pre-2025 ColossalAIJob
-launcher/worker schema, `enable` for `enabled`), and write them in the current schema, in the
-SDK's canonical, diff-stable YAML.
+launcher/worker schema, `enable` for `enabled`), and write them in the current schema. Only the
+lines of converted fields change: comments, key order, quoting and indentation stay as they
+were, and a file already in the current schema is written back unchanged.
 
 FILE is a YAML (or JSON) file, a directory (its *.yaml, *.yml and *.json files) or - (standard
 input). A Python file is a usage error: `t9k-sdk render` writes Python jobs in the current

@@ -16,7 +16,7 @@ Both are frozen: change a model with `replace()`, which validates again (pydanti
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Annotated, Any, Self
 
@@ -28,10 +28,13 @@ from pydantic import (
     Field,
     PlainSerializer,
     Strict,
+    ValidationError,
     WithJsonSchema,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
+
+from t9k_sdk.errors import InvalidManifestError, problems_from_validation_error
 
 __all__ = [
     "INT64_MAX",
@@ -174,6 +177,37 @@ class K8sModel(BaseModel):
         data = self.model_dump(by_alias=False, exclude_unset=True, round_trip=True)
         data.update(changes)
         return self.model_validate(data)
+
+    def edit(self, changes: Mapping[str, Any]) -> Self:
+        """Return a copy with the fields at the paths of `changes` set, validated like new input.
+
+        A path names a field as the manifest does: wire names joined by dots, `[N]` for a list's
+        item (`[-1]` for the last) and `["a.b"]` for a key with dots. A value is what the
+        manifest holds there (a model is written as its manifest form); None removes a field.
+        Mappings on the way that are not set yet are created:
+
+            job = job.edit({
+                "spec.worker.replicas": 4,
+                "spec.worker.template.spec.containers[0].image": "pytorch:2.4",
+                "spec.config.run.python[2]": "5",
+                'spec.worker.template.spec.containers[0].resources.limits["nvidia.com/gpu"]': 8,
+            })
+
+        Raises `InvalidManifestError` naming every field at fault, by the paths above.
+        """
+        from t9k_sdk.models._edit import apply_changes  # it builds on this module
+
+        subject = type(self).__name__
+        name = getattr(getattr(self, "metadata", None), "name", None)
+        if name:
+            subject += f" {name!r}"
+        data = apply_changes(self, changes, subject)
+        try:
+            return self.model_validate(data)
+        except ValidationError as exc:
+            raise InvalidManifestError(
+                subject, problems_from_validation_error(exc, type(self))
+            ) from None
 
     @classmethod
     def default_of(cls, field: str) -> Any:

@@ -15,12 +15,26 @@ import re
 import warnings
 from collections import Counter
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Self
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Self, TextIO
 
-from pydantic import AfterValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
-from t9k_sdk.errors import LegacyManifestWarning
+from t9k_sdk import _yaml
+from t9k_sdk.errors import (
+    InvalidManifestError,
+    LegacyManifestWarning,
+    Problem,
+    problems_from_validation_error,
+)
 from t9k_sdk.models import _names
 from t9k_sdk.models._base import (
     Bool,
@@ -907,6 +921,46 @@ class _Job(K8sModel):
     def wire_name(cls) -> str:
         """The kind."""
         return cls.KIND
+
+    @classmethod
+    def from_yaml(cls, source: str | bytes | TextIO | Path) -> Self:
+        """The job of a manifest of this kind: YAML text or bytes, an open file or a `Path`.
+
+            job = models.DeepSpeedJob.from_yaml(Path("job.yaml"))  # a DeepSpeedJob, typed so
+
+        The manifest holds this one job (`load_all_yaml` reads any number, of any kind). Raises
+        `InvalidYAMLError` for input that is not YAML a Kubernetes object can hold, with its line
+        and column, and `InvalidManifestError` listing every field at fault (a legacy form is
+        converted with a `LegacyManifestWarning`, as `load_all_yaml` converts it). To change the
+        job, see `edit()`; to write it back keeping the file's comments, `update_yaml()`.
+        """
+        docs = [d for d in _yaml.load_documents(source) if d is not None]
+        doc = docs[0] if len(docs) == 1 else None
+        if not isinstance(doc, dict):
+            if len(docs) != 1:
+                got = f"{len(docs)} documents"
+            elif isinstance(doc, str) and "\n" not in doc:
+                got = f"the text {doc!r} (to read a file, pass Path({doc!r}))"
+            else:
+                got = f"a {type(doc).__name__}"
+            problem = Problem("", f"expected one document, a {cls.KIND}; got {got}")
+            raise InvalidManifestError(f"{cls.KIND} manifest", [problem])
+        kind, metadata = doc.get("kind"), doc.get("metadata")
+        name = metadata.get("name") if isinstance(metadata, dict) else None
+        what = kind if isinstance(kind, str) else cls.KIND
+        subject = f"{what} {name!r}" if isinstance(name, str) else f"{what} manifest"
+        if kind != cls.KIND:
+            other = next((c for c in _Job.__subclasses__() if kind == c.KIND), None)
+            reader = f"models.{other.__name__}.from_yaml" if other else "load_all_yaml"
+            problem = Problem(
+                "kind",
+                f"{cls.__name__}.from_yaml reads a {cls.KIND}; got {kind!r} ({reader} reads it)",
+            )
+            raise InvalidManifestError(subject, [problem])
+        try:
+            return cls.model_validate(doc)
+        except ValidationError as exc:
+            raise InvalidManifestError(subject, problems_from_validation_error(exc, cls)) from None
 
     def _longest_pod_suffix(self) -> int:
         """Length of the longest `-<type>-<index>` a pod name of this job gets."""

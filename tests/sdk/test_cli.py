@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 import textwrap
@@ -466,6 +467,136 @@ def test_validate_accepts_legacy_forms_that_apply_converts_and_strict_rejects_th
     assert "replicaSpecs" in path.read_text()
     status, out, _ = _run(capsys, "validate", "--strict", str(path))
     assert (status, out.splitlines()[-1]) == (0, "1 document valid")
+
+
+COMMENTED_LEGACY = """\
+# PaLM on ColossalAI, from T9k's manual (2023): keep this note
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: ColossalAIJob
+metadata:
+  name: palm   # the model's name
+spec:
+  ssh:
+    authMountPath: "/root/.ssh"
+    sshdPath: /usr/sbin/sshd
+  launcher:
+    image: colossalai:0.2.5
+  worker:
+    replicas: 2
+    procPerWorker: 4
+    command: [ "train.py", "--epochs", "3" ]
+    template:
+      spec:
+        containers:
+          - name: worker
+            image: colossalai:0.2.5   # pinned
+---
+# an elastic DeepSpeedJob in the current schema but for `enable`
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: DeepSpeedJob
+metadata: {name: elastic}
+spec:
+  elastic:
+    enable: true
+    minReplicas: 1   # at night
+    maxReplicas: 4
+  config:
+    run:
+      python: ["train.py"]
+  worker:
+    template:
+      spec:
+        containers:
+          - name: worker
+            image: 'ds:1'
+---
+# already current: not a byte changed
+apiVersion: batch.tensorstack.dev/v1beta1
+kind: GenericJob
+metadata:
+  name: mnist
+spec:
+  replicaSpecs:
+    - type: worker   # the only type
+      template:
+        spec:
+          containers: [{name: worker, image: "pt:2"}]
+"""
+
+
+CONVERTED_PALM = """\
+  torchConfig:
+    procPerWorker: 4
+    script:
+      - train.py
+      - --epochs
+      - "3"
+  replicaSpecs:
+    - type: launcher
+      template:
+        spec:
+          containers:
+            - name: launcher
+              image: colossalai:0.2.5
+    - type: worker
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: worker
+              image: colossalai:0.2.5
+"""
+
+
+def test_convert_in_place_rewrites_only_the_legacy_fields_and_keeps_the_rest_byte_for_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _write(tmp_path / "jobs.yaml", COMMENTED_LEGACY)
+
+    status, out, err = _run(capsys, "convert", "-i", str(path))
+
+    assert (status, out, err) == (0, "", f"rewrote {path}\n")
+    text = path.read_text()
+    palm, elastic, mnist = text.split("---\n")
+    before = COMMENTED_LEGACY.split("---\n")
+    assert mnist == before[2]
+    # the DeepSpeedJob: one line, the legacy spelling, changed
+    assert elastic == before[1].replace("    enable: true\n", "    enabled: true\n")
+    # the ColossalAIJob: its comments, quoting and untouched lines stay; the legacy fields are
+    # replaced by the current ones, in the file's indentation (a comment inside them is lost)
+    assert palm == before[0].split("  launcher:")[0] + CONVERTED_PALM
+    assert [j.name for j in load_all_yaml(text)] == ["palm", "elastic", "mnist"]
+    status, out, _ = _run(capsys, "validate", "--strict", str(path))
+    assert (status, out.splitlines()[-1]) == (0, "3 documents valid")
+    # converting again changes nothing, and printing shows what -i writes
+    assert _run(capsys, "convert", str(path))[1] == text
+
+
+def test_convert_writes_a_json_file_back_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    legacy = yaml.safe_load(LEGACY_COLOSSALAI)
+    path = _write(tmp_path / "palm.json", json.dumps(legacy, indent=2))
+
+    assert _run(capsys, "convert", "-i", str(path))[0] == 0
+
+    converted = json.loads(path.read_text())
+    assert list(converted["spec"]) == ["torchConfig", "replicaSpecs"]
+    assert [j.name for j in load_all_yaml(path)] == ["palm"]
+
+
+def test_convert_keeps_a_list_a_list_and_converts_its_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    elastic = COMMENTED_LEGACY.split("---\n")[1]
+    item = textwrap.indent(elastic.split("\n", 1)[1], "  ").replace("  apiVersion", "- apiVersion")
+    text = "# the nightly jobs\napiVersion: v1\nkind: List\nitems:\n" + item
+    path = _write(tmp_path / "list.yaml", text)
+    assert "      enable: true\n" in text  # the legacy spelling, to convert
+
+    assert _run(capsys, "convert", "-i", str(path))[0] == 0
+
+    assert path.read_text() == text.replace("      enable: true\n", "      enabled: true\n")
 
 
 def test_validate_names_the_legacy_fields_the_user_wrote(

@@ -95,6 +95,53 @@ def test_an_existing_kustomization_keeps_the_users_keys_and_entries(
     assert list(doc) == ["apiVersion", "kind", "namespace", "resources", "commonLabels"]
 
 
+def test_an_existing_kustomization_changes_only_in_its_job_entries(
+    jobs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The user's comments, quoting, order and indentation stay byte for byte: a render shows
+    in `git diff` as the job entries it added or removed, nothing else."""
+    out = tmp_path / "manifests"
+    out.mkdir()
+    theirs = textwrap.dedent("""\
+        # Team A's training jobs (reviewed by @lead)
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        namespace: "team-a"   # the quota is per namespace
+        resources:
+            - quota.yaml    # ours, not rendered
+            - ./genericjob-old.yaml
+        commonLabels: {team: a}
+
+        # patches last
+        patches:
+            - path: gpu.yaml
+        """)
+    (out / "kustomization.yaml").write_text(theirs)
+    (out / "genericjob-old.yaml").write_text(JOB_HEADER + "kind: GenericJob\n")
+
+    status, _, err = _run(capsys, "render", str(jobs), "--out-dir", str(out), "--kustomization")
+
+    assert status == 0, err
+    assert (out / "kustomization.yaml").read_text() == theirs.replace(
+        "    - ./genericjob-old.yaml\n",
+        "    - genericjob-bert.yaml\n    - genericjob-mnist.yaml\n",
+    )
+
+
+def test_a_kustomization_of_only_comments_keeps_them(
+    jobs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "manifests"
+    out.mkdir()
+    (out / "kustomization.yaml").write_text("# to be filled by t9k-sdk render\n")
+
+    assert _run(capsys, "render", str(jobs), "--out-dir", str(out), "--kustomization")[0] == 0
+
+    text = (out / "kustomization.yaml").read_text()
+    assert text.startswith("# to be filled by t9k-sdk render\napiVersion: kustomize.config")
+    assert yaml.safe_load(text)["resources"] == ["genericjob-bert.yaml", "genericjob-mnist.yaml"]
+
+
 def test_a_removed_job_is_unlisted_warned_about_and_deleted_only_with_prune(
     jobs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
