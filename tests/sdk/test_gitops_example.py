@@ -95,7 +95,7 @@ def test_the_guides_render_output_is_what_render_prints(
 
 def test_the_guides_tree_names_the_files_where_they_are() -> None:
     text = GUIDE.read_text(encoding="utf-8")
-    tree = text.split("## The layout\n\n```text\n", 1)[1].split("```", 1)[0]
+    tree = text.split("## The layout\n\n```{.text .diagram}\n", 1)[1].split("```", 1)[0]
     stack: list[str] = []
     for line in tree.splitlines()[1:]:
         entry = line.split("#", 1)[0].rstrip()
