@@ -31,12 +31,13 @@ WHEEL_FILES = (
 SDIST_FILES = (
     "pyproject.toml",
     "README.md",
+    "CHANGELOG.md",
     "t9k_sdk/py.typed",
     "t9k_sdk/_schemas/core_v1.json",
     "t9k_sdk/argocd/health.lua",
     "operator/t9k_operator/py.typed",
 )
-PROJECT_URLS = ("Homepage", "Documentation", "Source", "Issues")
+PROJECT_URLS = ("Homepage", "Documentation", "Source", "Issues", "Changelog")
 ENTRY_POINTS = ("t9k-sdk = t9k_sdk.cli:main", "t9k-operator = t9k_operator.cli:main")
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 

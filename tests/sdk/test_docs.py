@@ -234,6 +234,19 @@ def test_help_texts_do_not_depend_on_the_terminal(monkeypatch: pytest.MonkeyPatc
     assert gen.render_help() == narrow
 
 
+# -- the changelog ----------------------------------------------------------------------------
+
+
+def test_the_changelog_has_the_version_of_the_package() -> None:
+    """A release bumps pyproject.toml; the CHANGELOG must say what that version holds."""
+    import tomllib
+
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    changelog = (REPO / "CHANGELOG.md").read_text()
+    assert re.search(rf"^## \[{re.escape(version)}\]", changelog, flags=re.MULTILINE), version
+    assert "### Deprecated" in changelog
+
+
 # -- the Python page --------------------------------------------------------------------------
 
 
