@@ -7,3 +7,7 @@ from t9k_sdk import GenericJob, Replica, Resources
 worker = Replica(type="worker", image="pt:2", restart_policy="Sometimes")  # E
 job = GenericJob(name="mnist", replicas=[worker], clean_up_policy="Unfinshed")  # E
 cpu = Resources(cpu=[1])  # E
+
+import t9k_sdk  # noqa: E402 - the public names are imported on first use, and still checked
+
+typo = t9k_sdk.DeepSpeedJb  # E
