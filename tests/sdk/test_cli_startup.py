@@ -79,6 +79,15 @@ def test_a_usage_error_imports_nothing_heavy() -> None:
     assert loaded(result, HEAVY) == []
 
 
+def test_validate_imports_no_builders_and_no_cluster_client() -> None:
+    """A YAML file needs the models and the YAML reader, not the Python builders (which only
+    Python job files use) nor the Kubernetes client."""
+    result = t9k_sdk("validate", str(EXAMPLE))
+    assert result["status"] == 0
+    assert "1 document valid" in str(result["out"])
+    assert loaded(result, ("t9k_sdk.builders", "kubernetes", "urllib3", "t9k_sdk.client")) == []
+
+
 NO_CLUSTER = ["--kubeconfig", "/nonexistent/kubeconfig"]
 NO_KUBECONFIG = "kubeconfig /nonexistent/kubeconfig: no such file"
 DS = "examples/deepspeed_bert.yaml"
@@ -105,7 +114,9 @@ COMMANDS = [
 ]
 
 
-@pytest.mark.parametrize(("argv", "status", "shown"), COMMANDS, ids=[argv[0] for argv, _, _ in COMMANDS])
+@pytest.mark.parametrize(
+    ("argv", "status", "shown"), COMMANDS, ids=[argv[0] for argv, _, _ in COMMANDS]
+)
 def test_every_command_runs_its_code(argv: list[str], status: int, shown: str) -> None:
     """Each command's code is imported when it runs: every command reaches it (the cluster
     commands up to reading the kubeconfig) and ends with its own status, not a traceback."""
