@@ -187,9 +187,10 @@ docs: $(DOCS_VENV)/.installed ## Build the documentation site into site/ (a venv
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
 
 .PHONY: bench
-bench: $(STAMP) ## Run the benchmarks in bench/
+bench: $(STAMP) ## Run the benchmarks in bench/ (bench/startup.py writes its table into docs/performance.md)
 	$(BIN)/python bench/render.py
 	$(BIN)/python bench/reconcile.py
+	$(BIN)/python bench/startup.py --doc
 
 # The fault campaign of docs/reliability.md (tools/chaos.py): 200 jobs under operator kills,
 # API server and etcd restarts and more, then 1,000 jobs at once; about 15 minutes. The result

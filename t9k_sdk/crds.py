@@ -134,7 +134,7 @@ def _inline_core(name: str, description: str | None, stack: tuple[str, ...]) -> 
 
 
 _STRING_RULE = ("pattern", "maxLength")
-_CHECKED_AT_THE_POD: dict[str, tuple[tuple[type[Any], str, tuple[str, ...]], ...]] = {
+_CHECKED_AT_THE_POD: dict[str, tuple[tuple[type[models.K8sModel], str, tuple[str, ...]], ...]] = {
     "Container": (
         (models.core_v1.Container, "name", _STRING_RULE),
         (models.core_v1.Container, "image", _STRING_RULE),
@@ -149,8 +149,10 @@ _CHECKED_AT_THE_POD: dict[str, tuple[tuple[type[Any], str, tuple[str, ...]], ...
 """core/v1 fields whose model rules go into the CRD: (model, field, schema keys to take)."""
 
 
-def _field_rule(model: type[Any], field: str, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The schema keys `keys` of `model.field` (the non-null branch of an optional field)."""
+@cache
+def _field_rule(model: type[models.K8sModel], field: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The schema keys `keys` of `model.field` (the non-null branch of an optional field); once
+    per field, however often the core/v1 type appears in a job's schema."""
     schema = model.model_json_schema(by_alias=True)["properties"][field]
     for branch in schema.get("anyOf", [schema]):
         if branch.get("type") != "null":

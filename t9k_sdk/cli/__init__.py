@@ -6,8 +6,10 @@
 Modules (all private; `main` is the entry point of the `t9k-sdk` console script):
 
 * `_app`: the parser and `main`, where every error becomes a message and an exit status;
-* `_offline`: render, validate, crds, convert, plan, install, argocd-health, completion (no
-  cluster needed);
+* `_commands`: every command's arguments and help; its code is imported when it runs, so
+  `--help`, `--version` and `completion` load no pydantic, models or YAML;
+* `_offline`: render, validate, crds, convert, plan, install, argocd-health (no cluster
+  needed);
 * `_cluster`: apply, diff, get, describe, wait, logs, pause, resume, scale, delete (through
   `t9k_sdk.client.Client`);
 * `_sources`: the one reader of job inputs (YAML and JSON files, directories, `-`, Python

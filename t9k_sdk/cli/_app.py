@@ -1,10 +1,11 @@
 """`t9k-sdk`'s parser and `main`: every command is registered here and every error ends here.
 
-The commands are in `_offline` (render, validate, crds, convert, plan, install, argocd-health,
-completion) and `_cluster` (apply, diff, get, describe, wait, logs, pause, resume, scale,
-delete). Each returns an exit status of `t9k_sdk.cli._errors`; `main` turns what they raise
-into a message and a status: `UsageError` -> the command's usage, the message, `EXIT_USAGE`; a
-client or manifest error -> the message, `EXIT_FAILED` (`diff`: `EXIT_DIFF_ERROR`); Ctrl-C ->
+The commands' arguments are in `_commands`; what they do is in `_offline` (render, validate,
+crds, convert, plan, install, argocd-health) and `_cluster` (apply, diff, get, describe, wait,
+logs, pause, resume, scale, delete), imported only when one of them runs. Each returns an exit
+status of `t9k_sdk.cli._errors`; `main` turns what they raise into a message and a status:
+`UsageError` -> the command's usage, the message, `EXIT_USAGE`; a `T9kError` (a client or
+manifest error) -> the message, `EXIT_FAILED` (`diff`: `EXIT_DIFF_ERROR`); Ctrl-C ->
 `EXIT_INTERRUPTED`; a closed standard output (`t9k-sdk render jobs/ | head`) -> `EXIT_OK`.
 """
 
@@ -18,7 +19,7 @@ import sys
 from typing import NoReturn
 
 from t9k_sdk import __version__
-from t9k_sdk.cli import _cluster, _offline
+from t9k_sdk.cli import _commands
 from t9k_sdk.cli._errors import (
     DIFF_EXIT_CODES,
     EXIT_FAILED,
@@ -30,8 +31,6 @@ from t9k_sdk.cli._errors import (
     exit_status_help,
     exit_status_summary,
 )
-from t9k_sdk.client.errors import ClientError
-from t9k_sdk.errors import InvalidManifestError
 
 __all__ = ["main"]
 
@@ -77,9 +76,9 @@ def _parser() -> _Parser:
     )
     parser.add_argument("--version", action="version", version=f"t9k-sdk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    _offline.add_commands(sub)
-    _cluster.add_commands(sub)
-    _offline.add_completion(sub, parser)
+    _commands.add_offline(sub)
+    _commands.add_cluster(sub)
+    _commands.add_completion(sub, parser)
     return parser
 
 
@@ -103,9 +102,6 @@ def main(argv: list[str] | None = None) -> int:
         args.parser.print_usage(sys.stderr)
         error(str(exc))
         return EXIT_USAGE
-    except (ClientError, InvalidManifestError) as exc:
-        error(str(exc))
-        return failure
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -113,4 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except Exception as exc:
+        # The SDK's errors (ClientError, InvalidManifestError, ...) are messages for the user.
+        # Their module comes with the command that raised one: none is imported before.
+        from t9k_sdk.errors import T9kError
+
+        if not isinstance(exc, T9kError):
+            raise
+        error(str(exc))
+        return failure
     return status

@@ -1,13 +1,13 @@
-"""The cluster commands of `t9k-sdk`: apply, diff, get, describe, wait, logs, pause, resume,
-scale, delete.
+"""What the cluster commands of `t9k-sdk` do: apply, diff, get, describe, wait, logs, pause,
+resume, scale, delete (their arguments and help are in `t9k_sdk.cli._commands`).
 
     t9k-sdk apply -f jobs/bert.py --python      t9k-sdk wait dj bert --timeout 2h
     t9k-sdk get                                 t9k-sdk logs dj bert -f
     t9k-sdk get gj mnist -o yaml                t9k-sdk describe dj bert
 
-`t9k_sdk.cli._app` registers them with `add_commands`. They do their work through
-`t9k_sdk.client.Client`, which is imported only when a command runs, so the offline commands
-(render, validate, crds, ...) work without the Kubernetes client. Their inputs (`-f`) are read by
+`t9k_sdk.cli._commands` imports this module when one of them runs. They do their work through
+`t9k_sdk.client.Client`, which is imported only when a command connects (it needs the
+Kubernetes client, an extra). Their inputs (`-f`) are read by
 `t9k_sdk.cli._sources`; their errors and exit codes follow `t9k_sdk.cli._errors`.
 """
 
@@ -19,7 +19,7 @@ import itertools
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +28,6 @@ from t9k_sdk import codecs, models
 from t9k_sdk._extras import install_hint
 from t9k_sdk.cli import _sources
 from t9k_sdk.cli._errors import (
-    DIFF_EXIT_CODES,
     EXIT_DIFF,
     EXIT_DIFF_ERROR,
     EXIT_FAILED,
@@ -36,7 +35,6 @@ from t9k_sdk.cli._errors import (
     EXIT_TIMEOUT,
     UsageError,
     error,
-    exit_status_help,
     print_data,
     say,
 )
@@ -72,11 +70,7 @@ from t9k_sdk.reconcile.desired import rules_for
 if TYPE_CHECKING:
     from t9k_sdk.client.client import Client, Description
 
-__all__ = ["add_commands", "spec_summary"]
-
-_EXIT_STATUS_HELP = exit_status_help()
-
-_KINDS_HELP = "KIND is gj, dj or caij (or GenericJob, DeepSpeedJob, ColossalAIJob, any case)."
+__all__ = ["spec_summary"]
 
 
 def _ref(job: AnyJob | JobKind, name: str | None = None) -> str:
@@ -766,308 +760,3 @@ def _delete_each(
             continue
         say(f"{kind.label}/{name} deleted")
     return status
-
-
-# -- registration ------------------------------------------------------------------------------
-
-
-def _cluster_options(parser: argparse.ArgumentParser) -> None:
-    """--kubeconfig, --context, -n: every cluster verb takes them."""
-    group = parser.add_argument_group("cluster options")
-    group.add_argument(
-        "--kubeconfig",
-        metavar="FILE",
-        help="kubeconfig file (default: $KUBECONFIG, then ~/.kube/config; in a pod: its service"
-        " account)",
-    )
-    group.add_argument("--context", metavar="NAME", help="kubeconfig context (default: current)")
-    group.add_argument(
-        "-n", "--namespace", metavar="NS", help="namespace (default: the context's, else `default`)"
-    )
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register the cluster verbs on `t9k-sdk`'s sub-command parser."""
-    fmt = argparse.RawDescriptionHelpFormatter
-
-    def verb(
-        name: str,
-        help: str,
-        description: str,
-        examples: str,
-        run: Callable[..., int],
-        *,
-        exit_status: str = _EXIT_STATUS_HELP,
-        failure: int = EXIT_FAILED,
-    ) -> argparse.ArgumentParser:
-        p: argparse.ArgumentParser = sub.add_parser(
-            name,
-            help=help,
-            description=description,
-            epilog=f"examples:\n{examples}\n\n{exit_status}",
-            formatter_class=fmt,
-        )
-        _cluster_options(p)
-        p.set_defaults(run=run, parser=p, failure=failure)
-        return p
-
-    def files(p: argparse.ArgumentParser, required: bool) -> None:
-        p.add_argument(
-            "-f",
-            "--filename",
-            action="append",
-            required=required,
-            metavar="FILE",
-            help="a YAML manifest, a directory of them, or - (repeatable); with --python also"
-            " a Python file, module or directory of job definitions",
-        )
-        p.add_argument(
-            "--python",
-            action="store_true",
-            help="also import Python job files (named, or in a directory) and use the jobs"
-            " they define; they run as code, so only with this flag",
-        )
-
-    p = verb(
-        "apply",
-        "create or update jobs on the cluster (server-side apply)",
-        "Create or update the jobs of YAML manifests (or, with --python, Python files) on the\n"
-        "cluster, with server-side apply (field manager t9k-sdk). Applying the same job again\n"
-        "changes nothing. Every input is read and validated first: if any is invalid, nothing is\n"
-        "applied.\n\n"
-        "FILE is a YAML file (.yaml, .yml, .json), `-` (standard input) or a directory (its YAML\n"
-        "files). Python job files run as code: they are read only with --python (a directory's\n"
-        "*.py files are otherwise skipped with a note). A job without a namespace goes to -n (or\n"
-        "the context's).\n\n"
-        "--dry-run=server sends the jobs to the API server, which validates them (schema, CEL\n"
-        "rules, admission) and answers as if it applied them, but stores nothing;\n"
-        "--dry-run=client only reads and validates them with the SDK, without a cluster.",
-        "  t9k-sdk apply -f manifests/ -n team-a\n  t9k-sdk apply -f jobs/bert.py --python\n"
-        "  t9k-sdk render jobs/ | t9k-sdk apply -f -\n"
-        "  t9k-sdk apply -f manifests/ --dry-run=server",
-        _cmd_apply,
-    )
-    files(p, required=True)
-    p.add_argument(
-        "--dry-run",
-        choices=("none", "client", "server"),
-        default="none",
-        help="server: the API server checks the jobs but stores nothing; client: check them"
-        " offline only (default: none, apply them)",
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        choices=("yaml", "json", "name"),
-        help="print the jobs as the API server stored them (with --dry-run=server: as it would"
-        " store them, defaults filled in; with --dry-run=client: as read and validated) instead"
-        " of one line per job",
-    )
-
-    p = verb(
-        "diff",
-        "show what apply would change, as a unified diff of YAML",
-        "Show how the jobs on the cluster would change if the files were applied: for each job,\n"
-        "a unified diff between its live object and the object the API server would store\n"
-        "(a server-side dry run of the apply: nothing is changed). A job that does not exist yet\n"
-        "is shown as all new. managedFields and resourceVersion are left out. Reads FILE as\n"
-        "apply does (a directory's kustomization.yaml is skipped).\n\n"
-        "The dry run applies as field manager t9k-sdk, so a field another tool applied and the\n"
-        "file no longer has is not shown as removed. To see what the GitOps tool that applies\n"
-        "the jobs would change, removals included, diff as its field manager: Flux's\n"
-        "kustomize-controller, or Argo CD's argocd-controller (with ServerSideApply=true).",
-        "  t9k-sdk diff -f manifests/\n  t9k-sdk render jobs/ | t9k-sdk diff -f -\n"
-        "  t9k-sdk diff -f manifests/ -n ml-team --field-manager kustomize-controller",
-        _cmd_diff,
-        exit_status=exit_status_help(DIFF_EXIT_CODES, " (as kubectl diff)"),
-        failure=EXIT_DIFF_ERROR,
-    )
-    files(p, required=True)
-    p.add_argument(
-        "--field-manager",
-        default="t9k-sdk",  # the client's FIELD_MANAGER (not imported: the client is an extra)
-        metavar="NAME",
-        help="apply (dry run) as this field manager, as kubectl diff --field-manager (default:"
-        " t9k-sdk); kustomize-controller for Flux, argocd-controller for Argo CD",
-    )
-
-    p = verb(
-        "get",
-        "list jobs, or show one (table, yaml, json); -w to watch",
-        "List the jobs of a kind (all three kinds without KIND) or show one job.\n\n"
-        "Table columns: NAME KIND PHASE REPLICAS (running/desired) RESTARTS (replica restarts by\n"
-        "the operator) AGE; -o wide adds the reason and message of the job's headline condition\n"
-        "(Failed when it failed, else Running). -w prints the current state, then a line per\n"
-        "change; for one named job it ends when the job has finished.\n\n" + _KINDS_HELP,
-        "  t9k-sdk get\n  t9k-sdk get dj -A\n  t9k-sdk get gj mnist -o yaml\n"
-        "  t9k-sdk get gj/mnist -w",
-        _cmd_get,
-    )
-    p.add_argument("args", nargs="*", metavar="KIND [NAME]", help="kind, and a job's name")
-    p.add_argument(
-        "-o",
-        "--output",
-        choices=("table", "wide", "yaml", "json", "name"),
-        default="table",
-        help="output format (default: table)",
-    )
-    p.add_argument("-w", "--watch", action="store_true", help="keep printing changes")
-    p.add_argument(
-        "--watch-timeout", metavar="DURATION", help="with -w: stop after this long (e.g. 10m)"
-    )
-    p.add_argument(
-        "-A", "--all-namespaces", action="store_true", help="list the jobs of every namespace"
-    )
-    _selector(p, "list only the jobs whose labels match")
-
-    p = verb(
-        "describe",
-        "show a job in detail: spec, status, pods, events and a diagnosis",
-        "Show one job: a summary of its spec, its phase and conditions, each pod's state\n"
-        "(node, restarts, container state with waiting reasons and exit codes), the events of\n"
-        "the job and its pods, and a diagnosis: why pods are pending (the scheduler's message),\n"
-        "image pull errors, crash loops, failures with exit codes and termination messages,\n"
-        "restarts, an expired launcher barrier, or no operator looking at the job.\n\n"
-        + _KINDS_HELP,
-        "  t9k-sdk describe gj mnist\n  t9k-sdk describe dj/bert -n team-a\n"
-        "  t9k-sdk describe gj mnist -o json",
-        _cmd_describe,
-    )
-    p.add_argument("args", nargs="+", metavar="KIND NAME")
-    p.add_argument(
-        "-o",
-        "--output",
-        choices=("text", "json", "yaml"),
-        default="text",
-        help="text (default), or the job, pods, events and findings as json or yaml",
-    )
-
-    p = verb(
-        "wait",
-        "wait until a job reaches a phase or condition; fail fast when it fails or is stuck",
-        "Wait, through a watch, until the job reaches a phase (--for phase=Succeeded, the\n"
-        "default) or a condition (--for condition=Completed, condition=Paused=False). Progress\n"
-        "goes to standard error.\n\n"
-        "Stops early, with exit status 1 and the reason, when the job fails (its failure\n"
-        "message, e.g. `Pod[mnist-worker-0] exited with error code 2`), when it finishes in\n"
-        "another state, or when it is stuck for the grace period: a pod that fits no node\n"
-        "(Unschedulable, with the scheduler's message), ImagePullBackOff, ErrImagePull,\n"
-        "InvalidImageName, CrashLoopBackOff, CreateContainerConfigError; an expired launcher\n"
-        "barrier stops it at once. Exit status 3 when the timeout passes first.\n\n" + _KINDS_HELP,
-        "  t9k-sdk wait gj mnist\n  t9k-sdk wait dj bert --for phase=Running --timeout 10m\n"
-        "  t9k-sdk wait gj mnist --for condition=Completed --stuck-grace 0",
-        _cmd_wait,
-    )
-    p.add_argument("args", nargs="+", metavar="KIND NAME")
-    p.add_argument(
-        "--for",
-        dest="for_",
-        type=_wait_target,
-        default="phase=Succeeded",
-        metavar="phase=PHASE|condition=TYPE[=True|False]",
-        help="what to wait for (default: phase=Succeeded)",
-    )
-    p.add_argument(
-        "--timeout",
-        default="1h",
-        metavar="DURATION",
-        help="give up after this long, e.g. 90s, 10m, 2h (default 1h; 0 or none: no limit)",
-    )
-    p.add_argument(
-        "--stuck-grace",
-        default="60s",
-        metavar="DURATION",
-        help="how long a job may stay stuck before giving up (default 60s; 0: at once)",
-    )
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress on standard error")
-
-    p = verb(
-        "logs",
-        "print the logs of a job's replicas, each line prefixed [type-index]",
-        "Print the logs of every replica of a job (or of --type, or of --type and --index),\n"
-        "each line prefixed with its replica: [worker-0], [launcher]. With -f, wait for pods\n"
-        "that do not exist yet, read a restarted replica's new pod from its start, and stop\n"
-        "when the job has finished. --tail applies to the logs that exist when reading starts.\n"
-        "Messages about the logs themselves (e.g. a node whose kubelet cannot be reached) go to\n"
-        "standard error. Control characters in the logs (terminal escapes, carriage returns)\n"
-        "are shown as escapes such as \\x1b; --raw writes them as they are.\n\n" + _KINDS_HELP,
-        "  t9k-sdk logs gj mnist\n  t9k-sdk logs dj bert -f\n"
-        "  t9k-sdk logs gj mnist --type worker --index 1 --tail 100",
-        _cmd_logs,
-    )
-    p.add_argument("args", nargs="+", metavar="KIND NAME")
-    p.add_argument("--type", metavar="TYPE", help="only replicas of this type (worker, ...)")
-    p.add_argument("--index", type=int, metavar="N", help="only the replica with this index")
-    p.add_argument("-c", "--container", metavar="NAME", help="container (default: the first)")
-    p.add_argument("-f", "--follow", action="store_true", help="keep following until the job ends")
-    p.add_argument("--tail", type=int, metavar="N", help="only the last N lines of each log")
-    p.add_argument("--timestamps", action="store_true", help="prefix each line with its time")
-    p.add_argument(
-        "--raw",
-        action="store_true",
-        help="write the processes' bytes as they are, terminal escapes included (trust the job)",
-    )
-
-    for name, what in (
-        ("pause", "pause a job: its pods are deleted until it is resumed"),
-        ("resume", "resume a paused job"),
-    ):
-        p = verb(
-            name,
-            what,
-            what[0].upper() + what[1:] + " (sets spec.runMode.pause.enabled).\n\n" + _KINDS_HELP,
-            f"  t9k-sdk {name} gj mnist",
-            _cmd_pause,
-        )
-        p.add_argument("args", nargs="+", metavar="KIND NAME")
-
-    p = verb(
-        "scale",
-        "set the number of workers of an elastic DeepSpeedJob",
-        "Set spec.elastic.expectedReplicas of an elastic DeepSpeedJob. The number must lie\n"
-        "within spec.elastic.minReplicas..maxReplicas, which are fixed when the job is created;\n"
-        "the operator then relaunches the training on the new set of workers.",
-        "  t9k-sdk scale dj gpt --replicas 6\n  t9k-sdk scale gpt --replicas 2",
-        _cmd_scale,
-    )
-    p.add_argument("args", nargs="+", metavar="[dj] NAME")
-    p.add_argument("--replicas", type=int, required=True, metavar="N", help="number of workers")
-
-    p = verb(
-        "delete",
-        "delete jobs (their pods and other objects go with them)",
-        "Delete jobs named by KIND and NAME, by a label selector (-l), or by the manifests that\n"
-        "created them (-f); the garbage collector deletes their pods, services, config maps and\n"
-        "secrets.\n\n" + _KINDS_HELP,
-        "  t9k-sdk delete gj mnist\n  t9k-sdk delete dj bert gpt --wait=false\n"
-        "  t9k-sdk delete -l team=nlp\n  t9k-sdk delete -f manifests/",
-        _cmd_delete,
-    )
-    p.add_argument("args", nargs="*", metavar="KIND NAME [NAME...]")
-    _selector(p, "delete the jobs whose labels match (of KIND, or of every kind)")
-    files(p, required=False)
-    # kubectl's spelling: --wait=false (argparse matches a whole option string before it splits
-    # at "=", so these are flags of their own, and `--wait gj mnist` still reads gj as KIND).
-    p.add_argument(
-        "--wait",
-        "--wait=true",
-        dest="wait",
-        action="store_true",
-        default=True,
-        help="return once the jobs are gone (the default, as kubectl's); --wait=false returns"
-        " once the API server accepted the deletions",
-    )
-    p.add_argument("--wait=false", dest="wait", action="store_false", help=argparse.SUPPRESS)
-    p.add_argument(
-        "--ignore-not-found", action="store_true", help="a job that does not exist is not an error"
-    )
-
-
-def _selector(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument(
-        "-l",
-        "--selector",
-        metavar="SELECTOR",
-        help=f"{what} SELECTOR, evaluated by the API server: `key=value`, `key!=value`,"
-        " `key in (a,b)`, `key`, `!key`, comma-separated",
-    )

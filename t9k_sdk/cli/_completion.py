@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 __all__ = ["SHELLS", "completion_script"]
 
@@ -21,20 +21,18 @@ _FILE_FLAGS = frozenset({"-f", "--filename", "--kubeconfig", "--out-dir"})
 """Flags whose value is a path."""
 
 
-@dataclass
-class _Flag:
+class _Flag(NamedTuple):
     names: list[str]
     help: str
     takes_value: bool
-    choices: list[str] = field(default_factory=list)
+    choices: list[str]
 
     @property
     def files(self) -> bool:
         return any(n in _FILE_FLAGS for n in self.names)
 
 
-@dataclass
-class _Command:
+class _Command(NamedTuple):
     name: str
     help: str
     flags: list[_Flag]

@@ -14,7 +14,6 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from t9k_sdk import codecs
 from t9k_sdk.cli._terminal import for_terminal
 
 __all__ = [
@@ -137,6 +136,8 @@ def print_data(payload: Any, output: str) -> None:
     if output == "json":
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
     else:
+        from t9k_sdk import codecs  # YAML and the models: only for a command that prints YAML
+
         sys.stdout.write(codecs.dump_all_yaml([payload]))
     sys.stdout.flush()
 

@@ -1,5 +1,5 @@
-"""The offline commands of `t9k-sdk`: render, validate, crds, convert, plan, install,
-argocd-health, completion.
+"""What the offline commands of `t9k-sdk` do: render, validate, crds, convert, plan, install,
+argocd-health (their arguments and help are in `t9k_sdk.cli._commands`).
 
     t9k-sdk render jobs/ --out-dir manifests/  # one YAML file per job
     t9k-sdk render pkg.jobs > jobs.yaml      # or one multi-document stream on stdout
@@ -26,13 +26,11 @@ from typing import Any
 from t9k_sdk import _objects as o
 from t9k_sdk import _yaml, codecs, models
 from t9k_sdk.cli import _sources
-from t9k_sdk.cli._completion import SHELLS, completion_script
 from t9k_sdk.cli._errors import (
     EXIT_FAILED,
     EXIT_OK,
     UsageError,
     error,
-    exit_status_summary,
     list_payload,
     print_data,
     warn,
@@ -48,7 +46,7 @@ from t9k_sdk.errors import (
 )
 from t9k_sdk.validation import manifest_warnings, validate_manifest
 
-__all__ = ["add_commands", "add_completion"]
+__all__: list[str] = []
 
 
 # -- render ------------------------------------------------------------------------------------
@@ -468,11 +466,6 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_completion(args: argparse.Namespace) -> int:
-    sys.stdout.write(completion_script(args.root, args.shell))
-    return EXIT_OK
-
-
 def _cmd_install(args: argparse.Namespace) -> int:
     from t9k_sdk.install import (
         DEFAULT_IMAGE,
@@ -571,326 +564,3 @@ def _cmd_argocd_health(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(argocd.argocd_cm_patch_yaml())
     return EXIT_OK
-
-
-_ARGOCD_HEALTH_HELP = """\
-Print the Argo CD health check of GenericJob, DeepSpeedJob and ColossalAIJob: a patch of Argo
-CD's argocd-cm ConfigMap with one key per kind
-(resource.customizations.health.batch.tensorstack.dev_<Kind>) holding the Lua script. Without
-it Argo CD shows a job as Healthy as soon as it exists; with it a job is Progressing while it
-waits and runs, Healthy once it succeeded, Degraded when it failed or is blocked, Suspended while
-paused.
-
-Apply it to a running Argo CD with kubectl, or add the file to the kustomization that installs
-Argo CD (`patches: [{path: argocd-cm-patch.yaml}]`). -o lua prints the script alone (the same
-for the three kinds); --out-dir DIR writes it in Argo CD's resource_customizations layout,
-DIR/resource_customizations/batch.tensorstack.dev/<Kind>/health.lua, with DIR/argocd-cm-patch.yaml.
-See docs/how-to/argocd-health.md.
-"""
-
-_PLAN_HELP = """\
-Show what the operator would create for each job, without a cluster: pods (with their commands,
-as the operator rewrites them), services, the SSH secret, the hostfile config map and the
-PodGroup. It runs the operator's own functions on the job as if it had just been created.
-
-PATH is a YAML (or JSON) manifest file, - for standard input, a Python file defining jobs
-(as for `render`: it runs as code), or a directory: its *.yaml, *.yml and *.json files.
-Python runs only where you ask for it: a *.py file you name, or with --python the *.py files
-below a directory and module names (`pkg.jobs`). Reviewing a pull request with
-`t9k-sdk plan DIR` therefore runs none of its code.
-"""
-
-_CONVERT_HELP = """\
-Read YAML manifests of T9k jobs, converting legacy forms (the pre-2025 ColossalAIJob
-launcher/worker schema, `enable` for `enabled`), and write them in the current schema. Only the
-lines of converted fields change: comments, key order, quoting and indentation stay as they
-were, and a file already in the current schema is written back unchanged.
-
-FILE is a YAML (or JSON) file, a directory (its *.yaml, *.yml and *.json files) or - (standard
-input). A Python file is a usage error: `t9k-sdk render` writes Python jobs in the current
-schema.
-"""
-
-_INSTALL_HELP = """\
-Print everything needed to run the t9k-operator in a cluster, as YAML in apply order: the
-namespace, the three CRDs, the service account, a least-privilege ClusterRole and its binding,
-a Role and binding for the leader-election Lease, and the Deployment. Apply it with server-side
-apply (the CRDs are larger than client-side apply's annotation limit):
-
-  t9k-sdk install --image registry.example.com/t9k-operator:0.1.0 | kubectl apply --server-side -f -
-
-With --watch-namespace NS the operator reconciles only the jobs in NS, and its permissions are
-a Role and RoleBinding in NS instead of the ClusterRole (NS must exist first).
-
---kustomize DIR writes the same install as a kustomize tree instead (what deploy/kustomize
-holds, with your --image and --namespace): DIR/base (cluster-wide), DIR/overlays/cluster-wide
-and DIR/overlays/namespace-scoped, which watches --watch-namespace (default: team-a, a
-placeholder). --helm-chart DIR writes a Helm chart whose default values are your options (what
-deploy/helm/t9k-operator holds). Existing files of the same names are overwritten; nothing
-else in DIR is touched.
-
-  t9k-sdk install --kustomize ops/t9k --image registry.example.com/t9k-operator:0.1.0
-  kubectl kustomize ops/t9k/overlays/cluster-wide | kubectl apply --server-side -f -
-"""
-
-_RENDER_HELP = """\
-Import Python files or modules that define T9k jobs and write their manifests as YAML.
-
-Every module-level job is rendered, in definition order: builders (t9k_sdk.GenericJob,
-TorchrunJob, DeepSpeedJob, ColossalAIJob), wire models (t9k_sdk.models.*), and lists or tuples
-of them.
-PATH is a .py file, a directory (every *.py below it, sorted; directories starting with `.` or
-`_` are skipped) or a module name importable from the current directory (pkg.jobs). YAML
-manifests are not read (a usage error): `t9k-sdk convert` rewrites them.
-
-Without --out-dir the jobs go to stdout as one multi-document YAML stream (-o json: one JSON
-object, or a List of several). With --out-dir DIR each job is written to DIR/<kind>-<name>.yaml
-(e.g. deepspeedjob-bert.yaml), starting with a comment line that marks it as rendered; files
-are written only if every job is valid. --kustomization also writes DIR/kustomization.yaml
-listing them (for Argo CD, Flux or `kubectl apply -k`); --prune deletes the files an earlier
-render wrote whose job is gone (files without the header line are never deleted).
-
--o is an output format, as everywhere in t9k-sdk and kubectl; a directory is --out-dir DIR. Any
-other -o value is a usage error that writes nothing (earlier versions took it as a directory).
-
-Two different jobs with the same kind, namespace and name (a sweep that kept one name) are an
-error naming both; the same job reached twice, or two that render identically, is written once.
-"""
-
-_VALIDATE_HELP = """\
-Check every YAML document of every FILE against the T9k job schemas: YAML syntax and duplicate
-keys, kind and apiVersion, fields and types, the cross-field rules, and unknown fields in pod
-templates (as `kubectl apply --validate=strict` would). Prints one line per problem:
-
-  FILE: document N (Kind 'name'): field.path: what is wrong
-
-Documents are numbered from 0 within each file. FILE may be `-` (standard input) or a
-directory (its *.yaml, *.yml and *.json files). A Python file is a usage error: its jobs are
-checked when they are built (`t9k-sdk render jobs.py | t9k-sdk validate -`). Exit status 1 if
-anything is invalid.
-
-Legacy forms that T9k still publishes (the ColossalAIJob `launcher`/`worker` schema, `enable`
-for `enabled`) are checked as `t9k-sdk apply`, `plan` and `render` convert them, with a warning
-and problems named by the fields as written; --strict makes them errors, since the API server
-rejects them as written.
-"""
-
-_CRDS_HELP = """\
-Print the CustomResourceDefinitions of GenericJob, DeepSpeedJob and ColossalAIJob
-(batch.tensorstack.dev/v1beta1), generated from the SDK's models, as multi-document YAML
-(-o json: a JSON List); with --out-dir DIR write one file per CRD, DIR/<group>_<plural>.yaml. Apply them with server-side
-apply, `kubectl apply --server-side -f DIR`: they are larger than the annotation that
-client-side apply keeps.
-"""
-
-_COMPLETION_HELP = """\
-Print a script that makes the shell complete t9k-sdk's commands, their flags, the values of
-flags with fixed choices (-o, --dry-run), the job kinds (gj, dj, caij) and file names. Load it
-in the current shell with `source <(t9k-sdk completion bash)`, or save it where the shell looks
-for completions (see the examples). The script is generated from this version's commands:
-regenerate it after an upgrade.
-"""
-
-_EPILOG = exit_status_summary()
-
-
-def _output_options(parser: argparse.ArgumentParser, directory_help: str) -> None:
-    parser.add_argument(
-        "-o",
-        "--output",
-        metavar="FORMAT",
-        help="format on standard output: yaml (default) or json",
-    )
-    parser.add_argument("--out-dir", metavar="DIR", help=directory_help)
-
-
-def add_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register render, validate, crds, convert, plan, install and argocd-health on `t9k-sdk`'s
-    commands."""
-    fmt = argparse.RawDescriptionHelpFormatter
-    render = sub.add_parser(
-        "render",
-        help="write the jobs defined in Python files as YAML manifests",
-        description=_RENDER_HELP,
-        epilog="examples:\n  t9k-sdk render jobs/ --out-dir manifests/\n"
-        "  t9k-sdk render jobs/ --out-dir manifests/ --kustomization --prune\n  t9k-sdk render"
-        " jobs/bert.py > bert.yaml\n  t9k-sdk render mypkg.jobs\n\n" + _EPILOG,
-        formatter_class=fmt,
-    )
-    render.add_argument(
-        "paths", nargs="+", metavar="PATH", help="a .py file, a directory or a module"
-    )
-    _output_options(render, "write one file per job into DIR (created if missing)")
-    render.add_argument(
-        "--kustomization",
-        action="store_true",
-        help="also write DIR/kustomization.yaml listing the job files (an existing one keeps its"
-        " other keys and entries; only the jobs' entries in `resources` are rewritten)",
-    )
-    render.add_argument(
-        "--prune",
-        action="store_true",
-        help="delete the job files an earlier render wrote into DIR whose job is gone (only"
-        " files that start with render's header line)",
-    )
-    render.set_defaults(run=_cmd_render, parser=render)
-
-    validate = sub.add_parser(
-        "validate",
-        help="check YAML manifests of T9k jobs; exit 1 on any problem",
-        description=_VALIDATE_HELP,
-        epilog="examples:\n  t9k-sdk validate manifests/*.yaml\n  kubectl get gj mnist -o yaml |"
-        " t9k-sdk validate -\n\n" + _EPILOG,
-        formatter_class=fmt,
-    )
-    validate.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, a directory or -")
-    validate.add_argument(
-        "-o",
-        "--output",
-        choices=("text", "json", "yaml"),
-        default="text",
-        help="text (default: one line per problem), or the verdict and the problems as json or"
-        " yaml (file, document, object, path, message)",
-    )
-    validate.add_argument(
-        "--strict",
-        action="store_true",
-        help="legacy forms (ColossalAIJob launcher/worker, `enable`) are errors, not warnings:"
-        " for manifests that kubectl, Argo CD or Flux apply as written",
-    )
-    validate.set_defaults(run=_cmd_validate, parser=validate)
-
-    crds = sub.add_parser(
-        "crds",
-        help="print the CustomResourceDefinitions of the three job kinds",
-        description=_CRDS_HELP,
-        epilog="examples:\n  t9k-sdk crds | kubectl apply --server-side -f -\n"
-        "  t9k-sdk crds --out-dir deploy/crds/\n\n" + _EPILOG,
-        formatter_class=fmt,
-    )
-    _output_options(crds, "write one file per CRD into DIR")
-    crds.set_defaults(run=_cmd_crds, parser=crds)
-
-    convert = sub.add_parser(
-        "convert",
-        help="rewrite manifests in the current schema (legacy ColossalAIJob, `enable`)",
-        description=_CONVERT_HELP,
-        epilog="examples:\n  t9k-sdk convert old.yaml > new.yaml\n  t9k-sdk convert -i"
-        " manifests/*.yaml\n\n" + _EPILOG,
-        formatter_class=fmt,
-    )
-    convert.add_argument("files", nargs="+", metavar="FILE", help="a YAML file, a directory or -")
-    convert.add_argument(
-        "-i", "--in-place", action="store_true", help="rewrite the files instead of printing"
-    )
-    convert.set_defaults(run=_cmd_convert, parser=convert)
-
-    plan = sub.add_parser(
-        "plan",
-        help="show the pods, services and other objects the operator would create",
-        description=_PLAN_HELP,
-        epilog="examples:\n  t9k-sdk plan examples/deepspeed_bert.yaml\n  t9k-sdk plan jobs/"
-        " -o yaml\n\n" + _EPILOG,
-        formatter_class=fmt,
-    )
-    plan.add_argument(
-        "paths", nargs="+", metavar="PATH", help="a YAML file, -, a directory, or Python jobs"
-    )
-    plan.add_argument(
-        "--python",
-        action="store_true",
-        help="also import the *.py files below a directory, and module names; they run as code",
-    )
-    plan.add_argument(
-        "-o",
-        "--output",
-        choices=("summary", "yaml", "json"),
-        default="summary",
-        help="summary (default), or the full objects as yaml or json",
-    )
-    plan.set_defaults(run=_cmd_plan, parser=plan)
-
-    install = sub.add_parser(
-        "install",
-        help="print the operator's install (CRDs, RBAC, Deployment) as YAML",
-        description=_INSTALL_HELP,
-        epilog=_EPILOG,
-        formatter_class=fmt,
-    )
-    install.add_argument(
-        "--image", default=None, help="operator image (default: t9k-operator:VERSION)"
-    )
-    install.add_argument(
-        "--namespace", default=None, help="namespace to run in (default: t9k-system)"
-    )
-    install.add_argument(
-        "--watch-namespace",
-        default=None,
-        metavar="NS",
-        help="reconcile only the jobs in NS, with a Role there instead of a ClusterRole"
-        " (default: all namespaces)",
-    )
-    install.add_argument(
-        "--network-policy",
-        action="store_true",
-        help="also print a NetworkPolicy: only the health port is reachable, and only from"
-        " namespaces labelled metrics=enabled (docs/operator/security.md)",
-    )
-    install.add_argument(
-        "--kustomize",
-        default=None,
-        metavar="DIR",
-        help="write a kustomize base and overlays to DIR instead of printing YAML",
-    )
-    install.add_argument(
-        "--helm-chart",
-        default=None,
-        metavar="DIR",
-        help="write a Helm chart to DIR instead of printing YAML",
-    )
-    install.set_defaults(run=_cmd_install, parser=install)
-
-    argocd_health = sub.add_parser(
-        "argocd-health",
-        help="print the Argo CD health check of the job kinds (an argocd-cm patch)",
-        description=_ARGOCD_HEALTH_HELP,
-        epilog="examples:\n  t9k-sdk argocd-health > argocd-cm-patch.yaml\n"
-        "  kubectl patch configmap argocd-cm -n argocd --patch-file argocd-cm-patch.yaml\n"
-        "  t9k-sdk argocd-health -o lua > health.lua\n"
-        "  t9k-sdk argocd-health --out-dir deploy/argocd/\n\n" + _EPILOG,
-        formatter_class=fmt,
-    )
-    argocd_health.add_argument(
-        "-o",
-        "--output",
-        choices=("yaml", "json", "lua"),
-        default=None,
-        help="yaml (default: the argocd-cm patch), json (the same patch), or lua (the script)",
-    )
-    argocd_health.add_argument(
-        "--out-dir",
-        metavar="DIR",
-        help="write the scripts in Argo CD's resource_customizations layout and"
-        " argocd-cm-patch.yaml into DIR",
-    )
-    argocd_health.set_defaults(run=_cmd_argocd_health, parser=argocd_health)
-
-
-def add_completion(
-    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
-    root: argparse.ArgumentParser,
-) -> None:
-    """Register `completion`, which describes `root` (register it last: it lists the others)."""
-    fmt = argparse.RawDescriptionHelpFormatter
-    completion = sub.add_parser(
-        "completion",
-        help="print a shell completion script (bash, zsh or fish)",
-        description=_COMPLETION_HELP,
-        epilog="examples:\n  source <(t9k-sdk completion bash)\n"
-        "  t9k-sdk completion bash > ~/.local/share/bash-completion/completions/t9k-sdk\n"
-        "  echo 'source <(t9k-sdk completion zsh)' >> ~/.zshrc\n"
-        "  t9k-sdk completion fish > ~/.config/fish/completions/t9k-sdk.fish\n\n" + _EPILOG,
-        formatter_class=fmt,
-    )
-    completion.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
-    completion.set_defaults(run=_cmd_completion, parser=completion, root=root)

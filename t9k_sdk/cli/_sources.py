@@ -42,11 +42,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 
-from t9k_sdk import _yaml, builders, codecs, models
+from t9k_sdk import _yaml, codecs, models
 from t9k_sdk.cli._errors import UsageError, say
 from t9k_sdk.cli._kustomize import is_kustomization, kustomization_differences
 from t9k_sdk.errors import (
@@ -75,24 +75,34 @@ __all__ = [
     "read",
 ]
 
-_Job: TypeAlias = (
-    builders.GenericJob
-    | builders.DeepSpeedJob
-    | builders.ColossalAIJob
-    | models.GenericJob
-    | models.DeepSpeedJob
-    | models.ColossalAIJob
-    | builders.TorchrunJob
-)
-_JOB_TYPES = (
-    builders.GenericJob,
-    builders.DeepSpeedJob,
-    builders.ColossalAIJob,
-    models.GenericJob,
-    models.DeepSpeedJob,
-    models.ColossalAIJob,
-    builders.TorchrunJob,
-)
+if TYPE_CHECKING:
+    from t9k_sdk import builders
+
+    _Job: TypeAlias = (
+        builders.GenericJob
+        | builders.DeepSpeedJob
+        | builders.ColossalAIJob
+        | builders.TorchrunJob
+        | models.GenericJob
+        | models.DeepSpeedJob
+        | models.ColossalAIJob
+    )
+
+
+def _job_types(*, wire_first: bool = False) -> tuple[type[_Job], ...]:
+    """The classes of the jobs a Python source may define: the builders (imported here, when a
+    Python source is read: YAML inputs need none of them) and the wire models."""
+    from t9k_sdk import builders
+
+    wire = (models.GenericJob, models.DeepSpeedJob, models.ColossalAIJob)
+    built = (
+        builders.GenericJob,
+        builders.DeepSpeedJob,
+        builders.ColossalAIJob,
+        builders.TorchrunJob,
+    )
+    return (*wire, *built) if wire_first else (*built, *wire)
+
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "<stdin>"
@@ -445,7 +455,7 @@ def _model_for(exc: ValidationError) -> type[BaseModel] | None:
     """The class that failed, for "did you mean" hints: a builder unless the wire envelope failed."""
     first = exc.errors()[0]["loc"][:1] if exc.errors() else ()
     wire = bool(first) and first[0] in _ENVELOPE
-    for cls in (*_JOB_TYPES[3:], *_JOB_TYPES[:3]) if wire else _JOB_TYPES:
+    for cls in _job_types(wire_first=wire):
         if cls.__name__ == exc.title:
             return cls
     return None
@@ -474,13 +484,14 @@ def _jobs_in(module: ModuleType, label: str) -> Iterator[_Found]:
         if isinstance(names, list | tuple)
         else [n for n in vars(module) if not n.startswith("_")]
     )
+    job_types = _job_types()
     for name in exported:
         value = getattr(module, name, None)
-        if isinstance(value, _JOB_TYPES):
+        if isinstance(value, job_types):
             yield _Found(value, f"{label}: {name}")
         elif isinstance(value, list | tuple):
             for i, item in enumerate(value):
-                if isinstance(item, _JOB_TYPES):
+                if isinstance(item, job_types):
                     yield _Found(item, f"{label}: {name}[{i}]")
 
 

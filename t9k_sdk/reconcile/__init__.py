@@ -7,19 +7,45 @@ Nothing here performs I/O, reads the clock or draws random numbers: the operator
 (`t9k_operator`) observes, calls these functions, and carries out the plan. They live in the SDK
 so that `t9k-sdk plan` can show what the operator would create without a cluster, while the SDK
 still never imports the operator.
+
+The names below are imported from their modules on first use, so a module that needs one part
+(`t9k_sdk.validation` reads `bootstrap`'s limits) does not load the whole core.
 """
 
-from t9k_sdk.reconcile.core import reconcile, restart_allowed
-from t9k_sdk.reconcile.desired import Children, desired_children
-from t9k_sdk.reconcile.types import (
-    ChildFailure,
-    Deletion,
-    Event,
-    Manifest,
-    Observed,
-    Plan,
-    Update,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from t9k_sdk._lazy_names import lazy_names
+
+if TYPE_CHECKING:
+    from t9k_sdk.reconcile.core import reconcile, restart_allowed
+    from t9k_sdk.reconcile.desired import Children, desired_children
+    from t9k_sdk.reconcile.types import (
+        ChildFailure,
+        Deletion,
+        Event,
+        Manifest,
+        Observed,
+        Plan,
+        Update,
+    )
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_names(
+        __name__,
+        globals(),
+        {
+            "reconcile": "t9k_sdk.reconcile.core",
+            "restart_allowed": "t9k_sdk.reconcile.core",
+            "Children": "t9k_sdk.reconcile.desired",
+            "desired_children": "t9k_sdk.reconcile.desired",
+            **dict.fromkeys(
+                ("ChildFailure", "Deletion", "Event", "Manifest", "Observed", "Plan", "Update"),
+                "t9k_sdk.reconcile.types",
+            ),
+        },
+    )
 
 __all__ = [
     "ChildFailure",
