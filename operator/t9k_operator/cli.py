@@ -6,39 +6,28 @@
 Exit status: 0 after SIGTERM/SIGINT, 1 when the leader lease is lost (the Deployment restarts the
 pod, which then stands by), 2 for bad flags or when the API server cannot be reached at start,
 3 when the `operator` extra (the Kubernetes client) is not installed; `--help` works without it.
+
+This module only turns the flags into `manager.ManagerSettings`; `manager.Manager` runs the
+process (the API server connection, leader election, health, metrics, signals, the controller).
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 from t9k_operator import logs
-from t9k_operator.controller import Controller, ReconcileFn, Settings
-from t9k_operator.errors import ApiError
-from t9k_operator.health import HealthServer
-from t9k_operator.leader import LeaderElector, LeaseSettings, default_identity
-from t9k_operator.logs import fields
+from t9k_operator.controller import ReconcileFn, Settings
 from t9k_sdk import __version__
 from t9k_sdk._extras import install_hint, missing_modules
-from t9k_sdk._kube.resources import JOB_RESOURCES
 from t9k_sdk.install import validate_namespace
-from t9k_sdk.reconcile import reconcile as core_reconcile
 
 __all__ = ["build_parser", "main"]
 
-log = logging.getLogger("t9k_operator")
-
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-EXIT_LEASE_LOST = 1
-EXIT_USAGE = 2
 EXIT_MISSING_EXTRA = 3
 NEEDS = ("kubernetes", "prometheus_client")
 """What the operator imports from the `operator` extra (cryptography is optional: ssh-keygen)."""
@@ -190,135 +179,27 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
     if missing:
         print(f"error: {_missing_extra_message(missing)}", file=sys.stderr)
         return EXIT_MISSING_EXTRA
-    from t9k_operator.cluster import Cluster, ConfigError  # the `operator` extra
-    from t9k_operator.metrics import OperatorMetrics
+    from t9k_operator.manager import Manager, ManagerSettings  # the `operator` extra
 
     logs.setup(options.log_level, options.log_format)
-    identity = default_identity()
-    lease_namespace = options.lease_namespace or _pod_namespace()
-    stop = threading.Event()
-
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        log.info("stopping", extra=fields(signal=signal.Signals(signum).name))
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-
-    metrics = OperatorMetrics()
-    try:
-        cluster = Cluster.connect(
-            kubeconfig=options.kubeconfig,
-            context=options.context,
-            qps=options.qps,
-            burst=options.burst,
-            # watches, workers, the shared pool of parallel creates, Events and leases
-            connections=len(JOB_RESOURCES) + 5 + options.workers + Settings.parallel_creates + 4,
-            identity=identity,
-            observe=metrics.observe_request,
-        )
-    except ConfigError as err:  # says what was tried and what to do
-        log.error("cannot load the API server configuration: %s", err)
-        return EXIT_USAGE
-    controller = Controller(
-        cluster,
-        reconcile or core_reconcile,
-        Settings(
+    settings = ManagerSettings(
+        controller=Settings(
             namespace=options.namespace,
             workers=options.workers,
             resync_seconds=options.resync_seconds,
         ),
-        metrics=metrics,
+        kubeconfig=options.kubeconfig,
+        context=options.context,
+        qps=options.qps,
+        burst=options.burst,
+        leader_elect=options.leader_elect,
+        lease_name=options.lease_name,
+        lease_namespace=options.lease_namespace or _pod_namespace(),
+        health_bind=options.health_bind,
+        health_port=options.health_port,
+        metrics_bind_address=options.metrics_bind_address,
     )
-    elector = (
-        LeaderElector(
-            cluster,
-            LeaseSettings(name=options.lease_name, namespace=lease_namespace, identity=identity),
-        )
-        if options.leader_elect
-        else None
-    )
-    metrics.read_state(
-        jobs=lambda: [job for i in controller.jobs.values() for job in i.store.objects()],
-        queue_depth=lambda: len(controller.queue),
-        processing_ages=controller.queue.processing_ages,
-        leader=lambda: elector.is_leader if elector is not None else True,
-        lease_name=options.lease_name if elector is not None else "",
-    )
-
-    def readiness() -> tuple[bool, str]:
-        if elector is not None and not elector.is_leader:
-            leader = elector.holder or "none yet"
-            return True, f"standby: the leader is {leader}"
-        role = "leader" if elector is not None else "running"
-        if controller.working():
-            return True, f"{role}: caches synced, workers running"
-        pending = ", ".join(str(i.resource) for i in controller.informers if not i.synced.is_set())
-        return False, f"{role}: caches not synced ({pending})"
-
-    separate = options.metrics_bind_address not in ("", "0")
-    try:
-        health = HealthServer(
-            options.health_bind,
-            options.health_port,
-            readiness,
-            metrics.exposition if options.metrics_bind_address == "" else None,
-        )
-        metrics_server = None
-        if separate:
-            host, _, port = options.metrics_bind_address.rpartition(":")
-            metrics_server = HealthServer(
-                host, int(port), readiness, metrics.exposition, probes=False
-            )
-    except OSError as err:
-        log.error(
-            "cannot serve health probes on %s:%s or metrics on %s: %s",
-            options.health_bind,
-            options.health_port,
-            options.metrics_bind_address or "the health port",
-            err,
-        )
-        return EXIT_USAGE
-    health.start()
-    if metrics_server is not None:
-        metrics_server.start()
-    log.info(
-        "starting",
-        extra=fields(
-            version=__version__,
-            server=cluster.server,
-            namespace=options.namespace or "(all)",
-            workers=options.workers,
-            identity=identity,
-            leader_elect=options.leader_elect,
-            lease=f"{lease_namespace}/{options.lease_name}" if elector else None,
-            health=f"{options.health_bind}:{health.port}",
-        ),
-    )
-
-    try:
-        if elector is not None and not elector.acquire(stop):
-            return 0
-        controller.start()
-        if elector is None:
-            stop.wait()
-        elif not elector.hold(stop):
-            # Another replica may act from now on: stop at once, mid-pass or not.
-            logging.shutdown()
-            os._exit(EXIT_LEASE_LOST)
-        controller.stop()
-        if elector is not None:
-            elector.release()
-    except ApiError as err:
-        log.error("%s", err)
-        return 1
-    finally:
-        health.stop()
-        if metrics_server is not None:
-            metrics_server.stop()
-        cluster.close()
-    log.info("stopped")
-    return 0
+    return Manager(settings, reconcile=reconcile).run()
 
 
 if __name__ == "__main__":

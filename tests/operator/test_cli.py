@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from t9k_operator import cli, logs
+from t9k_operator import cli, logs, manager
 from t9k_operator.health import HealthServer
 
 
@@ -85,7 +85,7 @@ def test_a_bad_kubeconfig_exits_with_a_message(
     code = cli.main(
         ["--kubeconfig", str(missing), "--health-port", "0", "--health-bind", "127.0.0.1"]
     )
-    assert code == cli.EXIT_USAGE
+    assert code == manager.EXIT_USAGE
     assert "cannot load the API server configuration" in capsys.readouterr().err
 
 

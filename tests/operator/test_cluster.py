@@ -335,8 +335,8 @@ def operator_requests(api: FakeApiClient) -> set[tuple[str, str, str, str]]:
         events=(Event("Normal", "Running", "The job is running."),),
     )
     for kind in ("GenericJob", "DeepSpeedJob", "ColossalAIJob"):
-        controller.execute((kind, "ns", "demo"), {**the_job, "kind": kind}, plan)
-        controller.execute((kind, "ns", "demo"), {**the_job, "kind": kind}, plan)
+        controller.executor.execute((kind, "ns", "demo"), {**the_job, "kind": kind}, plan)
+        controller.executor.execute((kind, "ns", "demo"), {**the_job, "kind": kind}, plan)
     elector = LeaderElector(cluster, LeaseSettings(namespace="ns", identity="op-1"))
     assert elector.try_acquire_or_renew()
     assert elector.try_acquire_or_renew()

@@ -286,7 +286,7 @@ def test_a_refused_create_stops_the_creates_claims_nothing_and_reaches_the_core(
     assert [e.reason for e in cluster.events] == ["Pending"]  # no "Created pod"
     assert controller.queue.failures(KEY) == 1  # backs off, no hot loop
 
-    controller._clear_expectations(KEY)
+    controller.memory.clear_expectations(KEY)
     controller.reconcile_key(KEY)
     (failure,) = core.seen[-1][1].failures
     assert (failure.action, failure.kind, failure.name) == ("create", "ConfigMap", "demo-config")
@@ -294,10 +294,10 @@ def test_a_refused_create_stops_the_creates_claims_nothing_and_reaches_the_core(
 
     del cluster.fail["create"]  # what refused it was fixed
     time.sleep(0.05)  # the job's backoff (0.01 s) passes: until then the create is held back
-    controller._clear_expectations(KEY)
+    controller.memory.clear_expectations(KEY)
     assert controller.reconcile_key(KEY).outcome == "done"
     assert "SuccessfulCreatePod" in [e.reason for e in cluster.events]
-    controller._clear_expectations(KEY)
+    controller.memory.clear_expectations(KEY)
     controller.reconcile_key(KEY)
     assert core.seen[-1][1].failures == ()  # forgotten once the create went through
 

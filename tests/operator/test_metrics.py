@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from t9k_operator.controller import Controller, Settings, launch_seconds
+from t9k_operator.controller import Controller, Settings
 from t9k_operator.errors import ApiError
+from t9k_operator.execute import launch_seconds
 from t9k_operator.health import HealthServer
 from t9k_operator.metrics import JOB_PHASES, OperatorMetrics
 from t9k_operator.workqueue import WorkQueue
