@@ -341,10 +341,11 @@ def add_offline(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 
 _COMPLETION_HELP = """\
 Print a script that makes the shell complete t9k-sdk's commands, their flags, the values of
-flags with fixed choices (-o, --dry-run), the job kinds (gj, dj, caij) and file names. Load it
-in the current shell with `source <(t9k-sdk completion bash)`, or save it where the shell looks
-for completions (see the examples). The script is generated from this version's commands:
-regenerate it after an upgrade.
+flags with fixed choices (-o, --dry-run), the job kinds (gj, dj, caij) and file names, and after
+a kind the names of its jobs, asked of the cluster as `t9k-sdk get KIND -o name` would (with the
+-n, --context and --kubeconfig typed; at most 5 s). Load it in the current shell with
+`source <(t9k-sdk completion bash)`, or save it where the shell looks for completions (see the
+examples). The script is generated from this version's commands: regenerate it after an upgrade.
 """
 
 

@@ -431,3 +431,47 @@ def test_text_from_the_cluster_reaches_the_terminal_with_its_controls_escaped(
     _no_terminal_controls(out)
     code, out, err = cli("wait", "gj", "esc", "--for", "phase=Failed", "--timeout", "10s")
     _no_terminal_controls(out + err)
+
+
+# -- completion of job names from the cluster --------------------------------------------------
+
+
+def test_bash_completes_job_names_from_the_cluster(
+    cli: Cli, kubeconfig: Path, namespace: str, tmp_path: Path
+) -> None:
+    """`t9k-sdk get gj <Tab>`: the script asks the API server (with the -n and --kubeconfig of the
+    command line) for the names of that kind, as kubectl's completion does."""
+    manifests = write_yaml(tmp_path / "jobs.yaml", generic_job("mnist"), generic_job("mlp"))
+    assert cli("apply", "-f", str(manifests))[0] == 0
+    script = subprocess.run(
+        [sys.executable, "-m", "t9k_sdk.cli", "completion", "bash"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    context = ["--kubeconfig", str(kubeconfig), "-n", namespace]
+
+    def offered(*words: str) -> list[str]:
+        program = (
+            f"{script}\nCOMP_WORDS=({' '.join(repr(w) for w in words)})\n"
+            'COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n_t9k_sdk\nprintf "%s\\n" "${COMPREPLY[@]}"\n'
+        )
+        path = f"{Path(sys.executable).parent}:/usr/bin:/bin"  # the t9k-sdk of this venv
+        proc = subprocess.run(
+            ["bash", "--norc", "--noprofile", "-c", program],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            env={"PATH": path, "HOME": str(tmp_path)},
+        )
+        return sorted(line for line in proc.stdout.splitlines() if line)
+
+    assert offered("t9k-sdk", "get", "gj", *context, "") == ["mlp", "mnist"]
+    assert offered("t9k-sdk", "describe", *context, "gj", "mn") == ["mnist"]
+    assert offered("t9k-sdk", "delete", "gj", "mlp", *context, "") == ["mlp", "mnist"]
+    assert offered("t9k-sdk", "get", *context, "") == ["caij", "dj", "gj"]  # no KIND yet
+    assert offered("t9k-sdk", "get", "dj", *context, "") == []  # no DeepSpeedJobs here
+    # no cluster to ask (a kubeconfig that does not exist): nothing offered, no error shown
+    broken = ["--kubeconfig", str(tmp_path / "none"), "-n", namespace]
+    assert offered("t9k-sdk", "logs", "gj", *broken, "") == []

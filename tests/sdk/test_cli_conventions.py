@@ -239,6 +239,8 @@ def test_zsh_and_fish_scripts_cover_every_command(capsys: pytest.CaptureFixture[
     for command in ("render", "apply", "diff", "delete", "completion"):
         assert f"-n __fish_use_subcommand -a {command} " in fish
     assert "-l dry-run -r -a 'none client server'" in fish
+    # a job's NAME after its KIND comes from the cluster (tests/cluster/test_client_cli.py)
+    assert "complete -c t9k-sdk -n '__fish_seen_subcommand_from get' -a '(_t9k_sdk_names)'" in fish
     assert "-s l -l selector -r" in fish
 
 
