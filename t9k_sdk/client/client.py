@@ -73,7 +73,7 @@ from t9k_sdk.client.status import (
 from t9k_sdk.codecs import AnyJob, Buildable
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.reconcile import names
-from t9k_sdk.reconcile.desired import rules_for
+from t9k_sdk.reconcile.kinds import rules_for
 
 __all__ = ["FIELD_MANAGER", "Applied", "Client", "Description", "JobLike", "JobRef"]
 

@@ -15,7 +15,7 @@ from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._objects import condition
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.reconcile.desired import rules_for
+from t9k_sdk.reconcile.kinds import rules_for
 from t9k_sdk.reconcile.observe import STUCK_REASONS as CONTAINER_STUCK_REASONS
 
 __all__ = [

@@ -9,8 +9,8 @@ so that `t9k-sdk plan` can show what the operator would create without a cluster
 still never imports the operator.
 """
 
+from t9k_sdk.reconcile.children import Children, desired_children
 from t9k_sdk.reconcile.core import reconcile, restart_allowed
-from t9k_sdk.reconcile.desired import Children, desired_children
 from t9k_sdk.reconcile.types import (
     ChildFailure,
     Deletion,

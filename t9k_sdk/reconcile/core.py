@@ -43,7 +43,7 @@ from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaP
 from t9k_sdk.models._base import _format_time
 from t9k_sdk.reconcile import names, ownership
 from t9k_sdk.reconcile import status as st
-from t9k_sdk.reconcile.desired import KindRules, Mode, ReplicaGroup, Slot, rules_for
+from t9k_sdk.reconcile.kinds import KindRules, Mode, ReplicaGroup, Slot, rules_for
 from t9k_sdk.reconcile.observe import PodView, observe_pod
 from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Plan, Update
 
