@@ -46,6 +46,7 @@ from t9k_operator.informer import Informer, WatchSource, resource_version
 from t9k_operator.logs import fields
 from t9k_operator.sshkeys import generate_ssh_key
 from t9k_operator.workqueue import Backoff, QueueMetrics, WorkQueue
+from t9k_sdk import _conventions as names
 from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._kube.resources import (
@@ -59,7 +60,7 @@ from t9k_sdk._kube.resources import (
     Resource,
     resource_for,
 )
-from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, names, ownership
+from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Observed, Plan, ownership
 from t9k_sdk.reconcile.observe import trim_config_map, trim_pod, trim_secret
 
 __all__ = [

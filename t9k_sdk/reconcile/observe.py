@@ -8,22 +8,10 @@ from typing import Any
 
 from t9k_sdk import _objects as o
 from t9k_sdk import models
+from t9k_sdk._conventions import STUCK_REASONS
 from t9k_sdk.models import ContainerState, ReplicaPhase
 
 __all__ = ["ContainerView", "PodView", "observe_pod", "trim_pod"]
-
-# Container waiting reasons that mean "this will not start by itself": surfaced in conditions.
-STUCK_REASONS = frozenset(
-    {
-        "ErrImagePull",
-        "ImagePullBackOff",
-        "InvalidImageName",
-        "CrashLoopBackOff",
-        "CreateContainerConfigError",
-        "CreateContainerError",
-        "RunContainerError",
-    }
-)
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from typing import Final
 
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.reconcile.kinds._base import KindRules, Mode, ReplicaGroup, Slot
+from t9k_sdk.reconcile.kinds._base import KindRules, Mode, ReplicaGroup
 from t9k_sdk.reconcile.kinds.colossalai_job import ColossalAIJobRules
 from t9k_sdk.reconcile.kinds.deepspeed_job import DeepSpeedJobRules
 from t9k_sdk.reconcile.kinds.generic_job import GenericJobRules
 
-__all__ = ["RULES", "KindRules", "Mode", "ReplicaGroup", "Slot", "rules_for"]
+__all__ = ["RULES", "KindRules", "Mode", "ReplicaGroup", "rules_for"]
 
 RULES: Final[Mapping[str, type[KindRules]]] = {
     "GenericJob": GenericJobRules,

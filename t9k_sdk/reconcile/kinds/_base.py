@@ -14,32 +14,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import models
+from t9k_sdk._conventions import Slot
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.reconcile import names
 from t9k_sdk.reconcile.types import Manifest
 
-__all__ = ["KindRules", "Mode", "ReplicaGroup", "Slot", "owner_reference"]
+__all__ = ["KindRules", "Mode", "ReplicaGroup", "owner_reference"]
 
 Mode = Literal["immediate", "debug", "resumed"]
 """How pods are started: as written, in debug mode, or after a resume (resumeSpecs apply)."""
 
 DEFAULT_DEBUG_COMMAND = ("sleep", "inf")
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One replica: a pod name that exists (or will) for the job."""
-
-    replica_type: str
-    index: int | None
-    name: str
-
-    @property
-    def rank(self) -> int:
-        """The replica's index within its type (0 for a single unindexed replica)."""
-        return self.index or 0
 
 
 @dataclass(frozen=True)
@@ -120,11 +107,7 @@ class KindRules:
     @_once
     def slots(self) -> list[Slot]:
         """Every replica, in order: by replica type, then index."""
-        return [
-            Slot(g.type, i, names.pod_name(self.job.name, g.type, i))
-            for g in self.groups()
-            for i in range(g.count)
-        ]
+        return conventions.slots(self.job)
 
     def group(self, replica_type: str) -> ReplicaGroup:
         return next(g for g in self.groups() if g.type == replica_type)
@@ -151,24 +134,24 @@ class KindRules:
         job = self.job.name
         out = {
             self.kind_label: job,
-            names.COMPONENT: self.kind_label,
-            names.COMPONENT_TYPE: "user",
-            names.OWNER_NAME: job,
-            names.JOB_NAME: job,
-            names.GROUP_NAME: names.GROUP,
+            conventions.COMPONENT: self.kind_label,
+            conventions.COMPONENT_TYPE: "user",
+            conventions.OWNER_NAME: job,
+            conventions.JOB_NAME: job,
+            conventions.GROUP_NAME: conventions.GROUP,
         }
         if slot is not None:
             out[f"{self.kind_label}-replica"] = slot.name
-            out[names.REPLICA_TYPE] = slot.replica_type
-            out[names.REPLICA_INDEX] = str(slot.rank)
-            out[names.REPLICA_NAME] = slot.name
+            out[conventions.REPLICA_TYPE] = slot.replica_type
+            out[conventions.REPLICA_INDEX] = str(slot.rank)
+            out[conventions.REPLICA_NAME] = slot.name
             if self.is_master(slot):
-                out[names.JOB_ROLE] = "master"
+                out[conventions.JOB_ROLE] = "master"
             sched = self.scheduler()
             if sched is not None:
-                out[names.SCHED_GROUP] = job
-                out[names.SCHED_QUEUE] = sched.queue
-                out[names.SCHED_ROLE] = slot.replica_type
+                out[conventions.SCHED_GROUP] = job
+                out[conventions.SCHED_QUEUE] = sched.queue
+                out[conventions.SCHED_ROLE] = slot.replica_type
         return out
 
     def _meta(self, name: str, slot: Slot | None, template: o.Meta | None = None) -> dict[str, Any]:
@@ -194,7 +177,7 @@ class KindRules:
         self._apply_mode(spec, slot, group, mode)
         spec["restartPolicy"] = "Never"  # the controller decides restarts
         if self.scheduler() is not None:
-            spec["schedulerName"] = names.T9K_SCHEDULER
+            spec["schedulerName"] = conventions.T9K_SCHEDULER
         meta = self._meta(slot.name, slot, o.meta(template))
         extra = self.pod_annotations(slot)
         if extra:
@@ -302,7 +285,7 @@ class KindRules:
         spec: dict[str, Any] = {"minMember": self.min_member(), "queue": sched.queue}
         spec["priority"] = sched.priority if sched.priority is not None else 0
         return {
-            "apiVersion": names.PODGROUP_API_VERSION,
+            "apiVersion": conventions.PODGROUP_API_VERSION,
             "kind": "PodGroup",
             "metadata": self._meta(self.job.name, None),
             "spec": spec,

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from t9k_sdk.reconcile import bootstrap, names
-from t9k_sdk.reconcile.kinds._base import KindRules, Slot
+from t9k_sdk import _conventions as conventions
+from t9k_sdk._conventions import Slot
+from t9k_sdk.reconcile import bootstrap
+from t9k_sdk.reconcile.kinds._base import KindRules
 from t9k_sdk.reconcile.types import Manifest
 
 __all__ = ["SSHRules"]
@@ -26,18 +28,18 @@ class SSHRules(KindRules):
 
     def host(self, index: int) -> str:
         """DNS name of worker `index` through the job's headless service: `<pod>.<job>`."""
-        return f"{names.pod_name(self.job.name, 'worker', index)}.{self.job.name}"
+        return f"{conventions.pod_name(self.job.name, 'worker', index)}.{self.job.name}"
 
     def services(self) -> list[Manifest]:
         selector = {self.kind_label: self.job.name}
         return [bootstrap.headless_service(self._meta(self.job.name, None), selector)]
 
     def config_maps(self) -> list[Manifest]:
-        meta = self._meta(names.config_map_name(self.job.name), None)
+        meta = self._meta(conventions.config_map_name(self.job.name), None)
         return [bootstrap.config_map(meta, self.hostfile())]
 
     def secrets(self, ssh_key: tuple[str, str] | None) -> list[Manifest]:
-        meta = self._meta(names.ssh_secret_name(self.job.name), None)
+        meta = self._meta(conventions.ssh_secret_name(self.job.name), None)
         return [bootstrap.ssh_secret(meta, ssh_key, self.ssh_dir)]
 
     def mount_bootstrap(

@@ -7,9 +7,11 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import codecs, models
-from t9k_sdk.reconcile import bootstrap, names
-from t9k_sdk.reconcile.kinds._base import ReplicaGroup, Slot
+from t9k_sdk._conventions import Slot
+from t9k_sdk.reconcile import bootstrap
+from t9k_sdk.reconcile.kinds._base import ReplicaGroup
 from t9k_sdk.reconcile.kinds._ssh import SSHRules
 
 __all__ = ["ColossalAIJobRules"]
@@ -37,18 +39,6 @@ class ColossalAIJobRules(SSHRules):
                     training_container=r.type.value,
                 )
             )
-        return out
-
-    def slots(self) -> list[Slot]:
-        out = []
-        for g in self.groups():
-            if g.type == models.ColossalAIReplicaType.LAUNCHER:
-                out.append(Slot(g.type, None, names.pod_name(self.job.name, g.type, None)))
-            else:
-                out.extend(
-                    Slot(g.type, i, names.pod_name(self.job.name, g.type, i))
-                    for i in range(g.count)
-                )
         return out
 
     def is_master(self, slot: Slot) -> bool:
@@ -129,13 +119,13 @@ class ColossalAIJobRules(SSHRules):
         if not self.is_master(slot):
             return []
         return self._not_running(
-            [names.pod_name(self.job.name, "worker", i) for i in range(self.worker_count())]
+            [conventions.pod_name(self.job.name, "worker", i) for i in range(self.worker_count())]
         )
 
     def outcome(
         self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
     ) -> tuple[str, str] | None:
-        launcher = names.pod_name(self.job.name, "launcher", None)
+        launcher = conventions.pod_name(self.job.name, "launcher", None)
         state = final.get(launcher)
         if state == "Succeeded":
             return "Succeeded", "The job has finished successfully."
@@ -150,5 +140,5 @@ class ColossalAIJobRules(SSHRules):
         policy = self.job.spec.run_policy
         if not (policy and policy.clean_up_workers):
             return []
-        launcher = names.pod_name(self.job.name, "launcher", None)
+        launcher = conventions.pod_name(self.job.name, "launcher", None)
         return [name for name in finished if name != launcher]

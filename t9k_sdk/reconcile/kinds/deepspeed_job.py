@@ -7,9 +7,11 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import codecs, models
-from t9k_sdk.reconcile import bootstrap, names
-from t9k_sdk.reconcile.kinds._base import ReplicaGroup, Slot
+from t9k_sdk._conventions import Slot
+from t9k_sdk.reconcile import bootstrap
+from t9k_sdk.reconcile.kinds._base import ReplicaGroup
 from t9k_sdk.reconcile.kinds._ssh import SSHRules
 
 __all__ = ["DeepSpeedJobRules", "for_pdsh_runner", "uses_pdsh"]
@@ -60,11 +62,8 @@ class DeepSpeedJobRules(SSHRules):
     job: models.DeepSpeedJob
 
     def worker_count(self) -> int:
-        spec = self.job.spec
-        elastic = spec.elastic
-        if elastic and elastic.enabled and elastic.expected_replicas is not None:
-            return elastic.expected_replicas
-        return spec.worker.replica_count
+        """The workers the job has (an elastic job: its expectedReplicas)."""
+        return dict(conventions.replica_types(self.job))["worker"]
 
     def groups(self) -> list[ReplicaGroup]:
         spec = self.job.spec
@@ -160,18 +159,18 @@ class DeepSpeedJobRules(SSHRules):
         that will not start by themselves (unschedulable, ...), down to minReplicas."""
         if slot.rank != 0:
             return []
-        others = [names.pod_name(self.job.name, "worker", i) for i in self.hosts()[1:]]
+        others = [conventions.pod_name(self.job.name, "worker", i) for i in self.hosts()[1:]]
         waiting = self._not_running(others)
         if self._elastic() and len(self.hosts()) < self.min_member():
             stuck = [
-                names.pod_name(self.job.name, "worker", i)
+                conventions.pod_name(self.job.name, "worker", i)
                 for i in range(1, self.worker_count())
                 if i not in self.hosts()
             ]
             waiting = [*waiting, *stuck]
         if not waiting and self.mounted_hostfile not in (None, self.hostfile()):
             # worker-0 would mount the old hostfile: wait for its update
-            cm = names.config_map_name(self.job.name)
+            cm = conventions.config_map_name(self.job.name)
             return [f"the new hostfile in ConfigMap {cm}"]
         return waiting
 
@@ -185,19 +184,19 @@ class DeepSpeedJobRules(SSHRules):
         return [0] + [
             i
             for i in range(1, count)
-            if names.pod_name(self.job.name, "worker", i) not in self.stuck
+            if conventions.pod_name(self.job.name, "worker", i) not in self.stuck
         ]
 
     def standby(self) -> frozenset[str]:
         """Elastic, once worker-0 launched: the expected workers beyond its hostfile."""
         if not self._elastic() or self.running is None:
             return frozenset()
-        launcher = names.pod_name(self.job.name, "worker", 0)
+        launcher = conventions.pod_name(self.job.name, "worker", 0)
         if launcher not in self.running:
             return frozenset()
         hosts = set(self.hosts())
         return frozenset(
-            names.pod_name(self.job.name, "worker", i)
+            conventions.pod_name(self.job.name, "worker", i)
             for i in range(self.worker_count())
             if i not in hosts
         )
@@ -231,7 +230,7 @@ class DeepSpeedJobRules(SSHRules):
     def outcome(
         self, final: Mapping[str, str], failed_codes: Mapping[str, int | None]
     ) -> tuple[str, str] | None:
-        launcher = names.pod_name(self.job.name, "worker", 0)
+        launcher = conventions.pod_name(self.job.name, "worker", 0)
         state = final.get(launcher)
         if state == "Succeeded":
             return "Succeeded", "The job has finished successfully."

@@ -7,9 +7,10 @@ import json
 import re
 from collections.abc import Mapping
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import codecs, models
-from t9k_sdk.reconcile import names
-from t9k_sdk.reconcile.kinds._base import KindRules, Mode, ReplicaGroup, Slot
+from t9k_sdk._conventions import Slot
+from t9k_sdk.reconcile.kinds._base import KindRules, Mode, ReplicaGroup
 from t9k_sdk.reconcile.types import Manifest
 
 __all__ = ["GenericJobRules"]
@@ -76,7 +77,7 @@ class GenericJobRules(KindRules):
                 return str(counts[m.group(1)])
             m = _SERVICE_HOST_VAR.fullmatch(var)
             if m and has_service and m.group(1) in counts and int(m.group(2)) < counts[m.group(1)]:
-                return names.pod_name(self.job.name, m.group(1), int(m.group(2)))
+                return conventions.pod_name(self.job.name, m.group(1), int(m.group(2)))
             m = _SERVICE_PORT_VAR.fullmatch(var)
             if m and has_service and m.group(1) in ports:
                 return str(ports[m.group(1)])
@@ -156,7 +157,9 @@ class GenericJobRules(KindRules):
         slots = self.slots()
 
         def rule_slots(rule: Mapping[str, list[int]]) -> list[str]:
-            return [names.pod_name(self.job.name, t, i) for t, idx in rule.items() for i in idx]
+            return [
+                conventions.pod_name(self.job.name, t, i) for t, idx in rule.items() for i in idx
+            ]
 
         # A rule that names no replica would hold before any replica ran. The SDK and the CRD
         # reject it, and so does `reconcile` (InvalidSpec); should one get here, it is ignored.
