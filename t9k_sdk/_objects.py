@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, cast
+
+from t9k_sdk._job_status import ContainerEntry, ReplicaEntry, TaskEntry
 
 __all__ = [
     "EMPTY",
@@ -437,7 +439,7 @@ class ReplicaContainer:
     __slots__ = ("_c",)
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
-        self._c = entry
+        self._c = cast(ContainerEntry, entry)
 
     @property
     def name(self) -> str:
@@ -467,10 +469,10 @@ class Replica:
     __slots__ = ("_r",)
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
-        self._r = entry
+        self._r = cast(ReplicaEntry, entry)
 
     @property
-    def raw(self) -> Mapping[str, Any]:
+    def raw(self) -> ReplicaEntry:
         return self._r
 
     @property
@@ -514,7 +516,7 @@ class Task:
     __slots__ = ("_t",)
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
-        self._t = entry
+        self._t = cast(TaskEntry, entry)
 
     @property
     def type(self) -> str:

@@ -39,6 +39,7 @@ from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk._conventions import Slot
+from t9k_sdk._job_status import ReplicaEntry, TaskEntry
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
@@ -199,7 +200,7 @@ class _Pass:
         self.delete: list[Deletion] = []
         self.events: list[Event] = []
         self.notes: list[str] = []
-        self.entries: dict[str, Mapping[str, Any]] = {}
+        self.entries: dict[str, ReplicaEntry] = {}
         self.final: dict[str, str] = {}
         self.failed_codes: dict[str, int | None] = {}
         self.pending_restarts: Counter[str] = Counter()
@@ -351,8 +352,8 @@ class _Pass:
         )
         return "resumed" if paused_before else "immediate"
 
-    def _entry(self, slot: Slot, pod: PodView) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": slot.name, "uid": pod.uid, "phase": pod.phase.value}
+    def _entry(self, slot: Slot, pod: PodView) -> ReplicaEntry:
+        out: ReplicaEntry = {"name": slot.name, "uid": pod.uid, "phase": pod.phase.value}
         containers = [c.wire() for c in pod.containers]
         if containers:
             out["containers"] = containers
@@ -519,9 +520,9 @@ class _Pass:
         )
 
     def _finished_for_good(
-        self, slot: Slot, entry: Mapping[str, Any], outcome: str, code: int | None
+        self, slot: Slot, entry: ReplicaEntry, outcome: str, code: int | None
     ) -> None:
-        self.entries[slot.name] = dict(entry)
+        self.entries[slot.name] = {**entry}
         self.final[slot.name] = outcome
         if outcome == ReplicaPhase.FAILED.value:
             self.failed_codes[slot.name] = code
@@ -670,14 +671,14 @@ class _Pass:
             count = self.replica_restarts[name]
             if count and entry.get("restartCount") != count:
                 self.entries[name] = {**entry, "restartCount": count}
-        tasks = []
+        tasks: list[TaskEntry] = []
         for group in self.rules.groups():
             replicas = [
                 self.entries[s.name]
                 for s in slots
                 if s.replica_type == group.type and s.name in self.entries
             ]
-            task: dict[str, Any] = {"type": group.type, "restartCount": self.restarts[group.type]}
+            task: TaskEntry = {"type": group.type, "restartCount": self.restarts[group.type]}
             if replicas:
                 task["replicas"] = replicas
             tasks.append(task)
