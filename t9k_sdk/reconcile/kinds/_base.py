@@ -1,5 +1,6 @@
-"""What every job kind shares: the rules interface (`KindRules`), replica slots and groups, and
-the metadata and pod building every child gets.
+"""What every job kind shares: the rules interface (`KindRules`), replica groups, and the
+metadata and pod building every child gets. Which replica slots a job has, and the names and
+labels of its children, are the job conventions of `t9k_sdk._conventions`.
 
 Each kind contributes its rules through a `KindRules` subclass (one module per kind in this
 package, looked up by `rules_for(job)`): which replica slots exist, how each pod is built, which
