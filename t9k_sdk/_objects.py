@@ -18,6 +18,7 @@ Pods: `node_name(pod)`, `container_names(pod)`, `container_statuses(pod)` (each 
 and `.last_state`: `.running`, `.waiting`/`.terminated` with `.reason`, `.message`,
 `.exit_code`), `status_reason(pod)`. T9k jobs: `tasks(job)` (`.type`, `.restart_count`,
 `.replicas`), `replicas(job)` (`.name`, `.uid`, `.phase`, `.containers`, `.exit_code`).
+Times (`creationTimestamp`, `lastTransitionTime`, ...): `parse_time(value)`.
 
 Every accessor tolerates a missing or wrongly-typed part (an object being created has no status;
 a hostile object may have `labels: 3`) and answers with the empty value, never an exception.
@@ -27,7 +28,10 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from datetime import UTC, datetime
+from typing import Any, Final, cast
+
+from t9k_sdk._job_status import ContainerEntry, ReplicaEntry, TaskEntry
 
 __all__ = [
     "EMPTY",
@@ -51,6 +55,7 @@ __all__ = [
     "mapping",
     "meta",
     "node_name",
+    "parse_time",
     "phase",
     "replicas",
     "spec",
@@ -202,6 +207,19 @@ class Meta:
 
     def __repr__(self) -> str:
         return f"Meta({self.namespace}/{self.name}, uid={self.uid!r})"
+
+
+def parse_time(value: object) -> datetime | None:
+    """An RFC 3339 timestamp from the API server (`2026-01-02T03:04:05Z`), or None."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def meta(obj: Mapping[str, Any]) -> Meta:
@@ -421,7 +439,7 @@ class ReplicaContainer:
     __slots__ = ("_c",)
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
-        self._c = entry
+        self._c = cast(ContainerEntry, entry)
 
     @property
     def name(self) -> str:
@@ -451,10 +469,10 @@ class Replica:
     __slots__ = ("_r",)
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
-        self._r = entry
+        self._r = cast(ReplicaEntry, entry)
 
     @property
-    def raw(self) -> Mapping[str, Any]:
+    def raw(self) -> ReplicaEntry:
         return self._r
 
     @property
@@ -498,7 +516,7 @@ class Task:
     __slots__ = ("_t",)
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
-        self._t = entry
+        self._t = cast(TaskEntry, entry)
 
     @property
     def type(self) -> str:

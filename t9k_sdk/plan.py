@@ -17,7 +17,7 @@ from typing import Any
 
 from t9k_sdk._yaml import dump_documents
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.reconcile.desired import iter_desired_children
+from t9k_sdk.reconcile.children import iter_desired_children
 
 __all__ = [
     "iter_plan_json",

@@ -57,7 +57,7 @@ from t9k_sdk._kube.resources import (  # noqa: E402
 )
 from t9k_sdk._kube.transport import Transport  # noqa: E402
 from t9k_sdk.client import Client, ClientError, JobNotFoundError  # noqa: E402
-from t9k_sdk.reconcile.desired import rules_for  # noqa: E402
+from t9k_sdk.reconcile.kinds import rules_for  # noqa: E402
 from tools import cluster as cluster_tool  # noqa: E402
 
 NAMESPACE: Final = "t9k-demo"

@@ -28,7 +28,7 @@ from typing import Any, Final
 from t9k_sdk import DeepSpeedJob, TorchrunJob, codecs, models
 from t9k_sdk.client import Client
 from t9k_sdk.client.logs import LogLine
-from t9k_sdk.reconcile.desired import rules_for
+from t9k_sdk.reconcile.kinds import rules_for
 from tools import cluster as cluster_tool
 from tools import demo
 from tools import images as image_tool

@@ -36,13 +36,14 @@ from typing import Any
 from t9k_operator.errors import ApiError
 from t9k_operator.ratelimit import TokenBucket
 from t9k_sdk import __version__ as _VERSION
+from t9k_sdk import _conventions as names
 from t9k_sdk._kube import config, listwatch
 from t9k_sdk._kube.config import ConfigError
 from t9k_sdk._kube.listwatch import ListResult, WatchEvent, WatchStream
 from t9k_sdk._kube.resources import EVENTS, LEASES, Resource, resource_for
 from t9k_sdk._kube.transport import MERGE_PATCH, Query, Transport
 from t9k_sdk._objects import api_version, kind, meta
-from t9k_sdk.reconcile import Event, Manifest, names
+from t9k_sdk.reconcile import Event, Manifest
 
 __all__ = [
     "REPORTING_COMPONENT",

@@ -40,6 +40,7 @@ from t9k_operator.logs import fields
 from t9k_operator.memory import JobKey, JobMemory, job_key_str
 from t9k_operator.sshkeys import generate_ssh_key
 from t9k_operator.workqueue import Backoff, QueueMetrics, WorkQueue
+from t9k_sdk import _conventions as names
 from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._kube.resources import (
@@ -52,7 +53,7 @@ from t9k_sdk._kube.resources import (
     SERVICES,
     Resource,
 )
-from t9k_sdk.reconcile import Manifest, Observed, Plan, names, ownership
+from t9k_sdk.reconcile import Manifest, Observed, Plan, ownership
 from t9k_sdk.reconcile.observe import trim_config_map, trim_pod, trim_secret
 
 __all__ = [

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import models
-from t9k_sdk.reconcile import names
 
 __all__ = [
     "CHILD_RESOURCES",
@@ -80,11 +80,11 @@ PODS: Final = Resource("", "v1", "pods", "Pod")
 SERVICES: Final = Resource("", "v1", "services", "Service")
 CONFIG_MAPS: Final = Resource("", "v1", "configmaps", "ConfigMap")
 SECRETS: Final = Resource("", "v1", "secrets", "Secret")
-_PG_GROUP, _PG_VERSION = names.PODGROUP_API_VERSION.split("/")
+_PG_GROUP, _PG_VERSION = conventions.PODGROUP_API_VERSION.split("/")
 POD_GROUPS: Final = Resource(_PG_GROUP, _PG_VERSION, "podgroups", "PodGroup")
 
 CHILD_RESOURCES: Final = (PODS, SERVICES, CONFIG_MAPS, SECRETS, POD_GROUPS)
-"""Everything a job may own; watched with `names.MANAGED_SELECTOR`."""
+"""Everything a job may own; watched with `conventions.MANAGED_SELECTOR`."""
 
 EVENTS: Final = Resource("", "v1", "events", "Event")
 NAMESPACES: Final = Resource("", "v1", "namespaces", "Namespace")

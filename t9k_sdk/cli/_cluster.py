@@ -65,7 +65,7 @@ from t9k_sdk.client.status import (
     restarts,
 )
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.reconcile.desired import rules_for
+from t9k_sdk.reconcile.kinds import rules_for
 
 if TYPE_CHECKING:
     from t9k_sdk.client.client import Client, Description

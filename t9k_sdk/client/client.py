@@ -24,12 +24,14 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk._kube import config
 from t9k_sdk._kube.errors import ApiError
 from t9k_sdk._kube.resources import EVENTS, PODS, Resource
 from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient, Response
+from t9k_sdk._objects import parse_time
 from t9k_sdk.client._api import Api, client_error
 from t9k_sdk.client._watch import Watcher, WatchEvent
 from t9k_sdk.client.diagnosis import Finding, PodInfo, diagnose, pod_info
@@ -66,14 +68,11 @@ from t9k_sdk.client.status import (
     WaitTarget,
     evaluate,
     event_from,
-    parse_time,
     progress_key,
     sort_events,
 )
 from t9k_sdk.codecs import AnyJob, Buildable
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
-from t9k_sdk.reconcile import names
-from t9k_sdk.reconcile.desired import rules_for
 
 __all__ = ["FIELD_MANAGER", "Applied", "Client", "Description", "JobLike", "JobRef"]
 
@@ -749,7 +748,7 @@ class Client:
         data = self._api.json(
             "GET",
             self._core_url(ns, PODS),
-            query={"labelSelector": names.child_selector(k.kind, name)},
+            query={"labelSelector": conventions.child_selector(k.kind, name)},
         )
         return sorted(
             (dict(p) for p in o.items(data)),
@@ -786,7 +785,7 @@ class Client:
             pod_names.add(replica.name)
             uids.add(replica.uid)
         with contextlib.suppress(InvalidManifestError):
-            pod_names.update(s.name for s in rules_for(_without_warnings(job)).slots())
+            pod_names.update(s.name for s in conventions.slots(_without_warnings(job)))
         found = [event_from(e) for e in o.items(own)]
         if pod_names:
             of_pods = self._api.json("GET", url, query={"fieldSelector": "involvedObject.kind=Pod"})
@@ -859,7 +858,7 @@ class Client:
         k, name, ns = self._target(kind, name, namespace)
         job = self.get_manifest(k, name, ns)
         model = _without_warnings(job)
-        slots = rules_for(model).slots()
+        slots = conventions.slots(model)
         types = sorted({s.replica_type for s in slots})
         if replica_type is not None and replica_type not in types:
             raise ClientError(
@@ -938,9 +937,9 @@ def _key(k: JobKind, obj: Mapping[str, Any]) -> tuple[str, str, str]:
 
 def _replica_order(pod: Mapping[str, Any]) -> tuple[str, int, str]:
     meta = o.meta(pod)
-    index = meta.labels.get(names.REPLICA_INDEX, "")
+    index = meta.labels.get(conventions.REPLICA_INDEX, "")
     return (
-        str(meta.labels.get(names.REPLICA_TYPE, "")),
+        str(meta.labels.get(conventions.REPLICA_TYPE, "")),
         int(index) if str(index).isdigit() else -1,
         meta.name,
     )
@@ -1048,7 +1047,7 @@ class _JobPodFeed:
             client._core_url(namespace, PODS),
             self._sink,
             source="pods",
-            label_selector=names.child_selector(kind.kind, name),
+            label_selector=conventions.child_selector(kind.kind, name),
         )
         self._job = Watcher(
             api,

@@ -13,20 +13,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import models
-from t9k_sdk._objects import condition
+from t9k_sdk._objects import condition, parse_time
 from t9k_sdk.client.format import human_age
 from t9k_sdk.client.logs import replica_name
 from t9k_sdk.client.status import (
     BARRIER_PREFIX,
     STUCK_REASONS,
     JobEvent,
-    parse_time,
     phase_of,
     reported,
 )
-from t9k_sdk.reconcile import names
 
 __all__ = ["Finding", "PodInfo", "diagnose", "pod_info"]
 
@@ -235,8 +234,8 @@ def _times(n: int) -> str:
 
 def _replica_flags(pod: Mapping[str, Any]) -> str:
     labels = o.meta(pod).labels
-    rtype = labels.get(names.REPLICA_TYPE)
-    index = labels.get(names.REPLICA_INDEX)
+    rtype = labels.get(conventions.REPLICA_TYPE)
+    index = labels.get(conventions.REPLICA_INDEX)
     flags = f"--type {rtype}" if rtype else ""
     return f"{flags} --index {index}" if index not in (None, "") else flags
 

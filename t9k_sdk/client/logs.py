@@ -28,8 +28,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
-from t9k_sdk.reconcile import names
 
 __all__ = [
     "LogLine",
@@ -105,18 +105,18 @@ def replica_name(pod: Mapping[str, Any]) -> str:
     """`worker-0` from the pod's replica-type and replica-index labels (the pod name otherwise)."""
     meta = o.meta(pod)
     labels = meta.labels
-    rtype = labels.get(names.REPLICA_TYPE)
+    rtype = labels.get(conventions.REPLICA_TYPE)
     if not rtype:
         return meta.name or "?"
-    index = labels.get(names.REPLICA_INDEX)
+    index = labels.get(conventions.REPLICA_INDEX)
     return f"{rtype}-{index}" if index not in (None, "") else str(rtype)
 
 
 def _selected(pod: Mapping[str, Any], replica_type: str | None, index: int | None) -> bool:
     labels = o.meta(pod).labels
-    if replica_type is not None and labels.get(names.REPLICA_TYPE) != replica_type:
+    if replica_type is not None and labels.get(conventions.REPLICA_TYPE) != replica_type:
         return False
-    return index is None or labels.get(names.REPLICA_INDEX) == str(index)
+    return index is None or labels.get(conventions.REPLICA_INDEX) == str(index)
 
 
 def _container_of(pod: Mapping[str, Any], wanted: str | None) -> tuple[str | None, list[str]]:

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import models
-from t9k_sdk._objects import condition
+from t9k_sdk._objects import condition, parse_time
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.reconcile.desired import rules_for
-from t9k_sdk.reconcile.observe import STUCK_REASONS as CONTAINER_STUCK_REASONS
 
 __all__ = [
     "BARRIER_PREFIX",
@@ -39,26 +38,13 @@ __all__ = [
     "stuck_of",
 ]
 
-STUCK_REASONS = frozenset({"Unschedulable", *CONTAINER_STUCK_REASONS})
+STUCK_REASONS = frozenset({"Unschedulable", *conventions.STUCK_REASONS})
 """Reasons of a `Running=False` condition that mean "this will not start by itself"."""
 
 BARRIER_PREFIX = "t9k bootstrap:"
 """How the launcher's readiness barrier starts its termination message when it gives up."""
 
 TERMINAL_PHASES = frozenset({models.JobPhase.SUCCEEDED.value, models.JobPhase.FAILED.value})
-
-
-def parse_time(value: object) -> datetime | None:
-    """An RFC 3339 timestamp from the API server (`2026-01-02T03:04:05Z`), or None."""
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 _status = o.status
@@ -340,7 +326,7 @@ def replica_counts(job: AnyJob) -> tuple[int, int]:
     running = 0
     if job.status is not None and job.status.aggregate is not None:
         running = job.status.aggregate.running or 0
-    return running, len(rules_for(job).slots())
+    return running, len(conventions.slots(job))
 
 
 def restarts(job: AnyJob) -> int:

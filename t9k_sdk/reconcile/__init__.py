@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from t9k_sdk._lazy_names import lazy_names
 
 if TYPE_CHECKING:
+    from t9k_sdk.reconcile.children import Children, desired_children
     from t9k_sdk.reconcile.core import reconcile, restart_allowed
-    from t9k_sdk.reconcile.desired import Children, desired_children
     from t9k_sdk.reconcile.types import (
         ChildFailure,
         Deletion,
@@ -38,8 +38,8 @@ if not TYPE_CHECKING:
         {
             "reconcile": "t9k_sdk.reconcile.core",
             "restart_allowed": "t9k_sdk.reconcile.core",
-            "Children": "t9k_sdk.reconcile.desired",
-            "desired_children": "t9k_sdk.reconcile.desired",
+            "Children": "t9k_sdk.reconcile.children",
+            "desired_children": "t9k_sdk.reconcile.children",
             **dict.fromkeys(
                 ("ChildFailure", "Deletion", "Event", "Manifest", "Observed", "Plan", "Update"),
                 "t9k_sdk.reconcile.types",

@@ -32,18 +32,21 @@ import json
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
+from t9k_sdk._conventions import Slot
+from t9k_sdk._job_status import ReplicaEntry, TaskEntry
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
 from t9k_sdk.models._base import _format_time
-from t9k_sdk.reconcile import names, ownership
+from t9k_sdk.reconcile import ownership
 from t9k_sdk.reconcile import status as st
-from t9k_sdk.reconcile.desired import KindRules, Mode, ReplicaGroup, Slot, rules_for
+from t9k_sdk.reconcile.kinds import KindRules, Mode, ReplicaGroup, rules_for
 from t9k_sdk.reconcile.observe import PodView, observe_pod
 from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Plan, Update
 
@@ -182,7 +185,7 @@ class _Pass:
         self.rules.succeeded = frozenset(succeeded)
         self.rules.stuck = frozenset(stuck)
         for cm in self.others_by_kind["ConfigMap"]:
-            if o.meta(cm).name == names.config_map_name(job.metadata.name or ""):
+            if o.meta(cm).name == conventions.config_map_name(job.metadata.name or ""):
                 data = cm.get("data")
                 hostfile = data.get("hostfile") if isinstance(data, Mapping) else None
                 self.rules.mounted_hostfile = hostfile if isinstance(hostfile, str) else ""
@@ -197,7 +200,7 @@ class _Pass:
         self.delete: list[Deletion] = []
         self.events: list[Event] = []
         self.notes: list[str] = []
-        self.entries: dict[str, Mapping[str, Any]] = {}
+        self.entries: dict[str, ReplicaEntry] = {}
         self.final: dict[str, str] = {}
         self.failed_codes: dict[str, int | None] = {}
         self.pending_restarts: Counter[str] = Counter()
@@ -337,7 +340,7 @@ class _Pass:
         marks = [
             when
             for c in (initialized, paused)
-            if c is not None and (when := _parse_time(c.get("lastTransitionTime"))) is not None
+            if c is not None and (when := o.parse_time(c.get("lastTransitionTime"))) is not None
         ]
         return max(marks, default=self.now)
 
@@ -349,8 +352,8 @@ class _Pass:
         )
         return "resumed" if paused_before else "immediate"
 
-    def _entry(self, slot: Slot, pod: PodView) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": slot.name, "uid": pod.uid, "phase": pod.phase.value}
+    def _entry(self, slot: Slot, pod: PodView) -> ReplicaEntry:
+        out: ReplicaEntry = {"name": slot.name, "uid": pod.uid, "phase": pod.phase.value}
         containers = [c.wire() for c in pod.containers]
         if containers:
             out["containers"] = containers
@@ -517,9 +520,9 @@ class _Pass:
         )
 
     def _finished_for_good(
-        self, slot: Slot, entry: Mapping[str, Any], outcome: str, code: int | None
+        self, slot: Slot, entry: ReplicaEntry, outcome: str, code: int | None
     ) -> None:
-        self.entries[slot.name] = dict(entry)
+        self.entries[slot.name] = {**entry}
         self.final[slot.name] = outcome
         if outcome == ReplicaPhase.FAILED.value:
             self.failed_codes[slot.name] = code
@@ -668,14 +671,14 @@ class _Pass:
             count = self.replica_restarts[name]
             if count and entry.get("restartCount") != count:
                 self.entries[name] = {**entry, "restartCount": count}
-        tasks = []
+        tasks: list[TaskEntry] = []
         for group in self.rules.groups():
             replicas = [
                 self.entries[s.name]
                 for s in slots
                 if s.replica_type == group.type and s.name in self.entries
             ]
-            task: dict[str, Any] = {"type": group.type, "restartCount": self.restarts[group.type]}
+            task: TaskEntry = {"type": group.type, "restartCount": self.restarts[group.type]}
             if replicas:
                 task["replicas"] = replicas
             tasks.append(task)
@@ -724,17 +727,6 @@ class _Pass:
 def _restarts_of(entry: Mapping[str, Any]) -> int:
     value = entry.get("restartCount")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _parse_time(value: object) -> datetime | None:
-    """An RFC 3339 time from a status (`2026-01-02T03:04:05Z`); None if it is not one."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _observed(job_manifest: Mapping[str, Any], status: dict[str, Any]) -> dict[str, Any]:

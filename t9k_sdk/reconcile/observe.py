@@ -8,22 +8,11 @@ from typing import Any
 
 from t9k_sdk import _objects as o
 from t9k_sdk import models
+from t9k_sdk._conventions import STUCK_REASONS
+from t9k_sdk._job_status import ContainerEntry
 from t9k_sdk.models import ContainerState, ReplicaPhase
 
 __all__ = ["ContainerView", "PodView", "observe_pod", "trim_pod"]
-
-# Container waiting reasons that mean "this will not start by itself": surfaced in conditions.
-STUCK_REASONS = frozenset(
-    {
-        "ErrImagePull",
-        "ImagePullBackOff",
-        "InvalidImageName",
-        "CrashLoopBackOff",
-        "CreateContainerConfigError",
-        "CreateContainerError",
-        "RunContainerError",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -36,9 +25,9 @@ class ContainerView:
     reason: str | None = None
     message: str | None = None
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> ContainerEntry:
         """The `status.tasks[].replicas[].containers[]` entry."""
-        out: dict[str, Any] = {"name": self.name, "state": self.state.value}
+        out: ContainerEntry = {"name": self.name, "state": self.state.value}
         if self.exit_code is not None:
             out["exitCode"] = self.exit_code
         if self.reason:

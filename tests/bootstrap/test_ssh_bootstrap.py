@@ -26,7 +26,7 @@ import pytest
 
 from t9k_sdk import codecs
 from t9k_sdk.reconcile import bootstrap
-from t9k_sdk.reconcile.desired import desired_children
+from t9k_sdk.reconcile.children import desired_children
 from tests.sdk.manifests import colossalai_job, deepspeed_job, pod
 
 SSHD = "/usr/sbin/sshd"

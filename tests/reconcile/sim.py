@@ -205,3 +205,23 @@ class Sim:
 
     def reasons(self) -> list[str]:
         return [e.reason for e in self.events]
+
+
+# What the tests of the SSH kinds (DeepSpeedJob, ColossalAIJob) share.
+
+KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n-----END OPENSSH PRIVATE KEY-----\n",
+    "ssh-ed25519 AAAA test",
+)
+
+
+def by_name(plan_create: tuple[dict[str, Any], ...], kind: str) -> dict[str, dict[str, Any]]:
+    return {m["metadata"]["name"]: m for m in plan_create if m["kind"] == kind}
+
+
+def container_of(p: dict[str, Any], name: str = "worker") -> dict[str, Any]:
+    return next(c for c in p["spec"]["containers"] if c["name"] == name)
+
+
+def env_of(c: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e.get("value", "") for e in c.get("env") or ()}

@@ -16,7 +16,7 @@ from t9k_sdk import EmptyDir, InvalidManifestError, Resources, TorchrunJob
 from t9k_sdk.cli import main
 from t9k_sdk.models import core_v1
 from t9k_sdk.plan import plan_objects
-from t9k_sdk.reconcile.desired import rules_for
+from t9k_sdk.reconcile.kinds import rules_for
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 IMAGE = "pytorch/pytorch:2.4.0-cuda12.1-cudnn9-runtime"

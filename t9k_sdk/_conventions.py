@@ -1,4 +1,8 @@
-"""Names and labels of the objects a job owns.
+"""The conventions of a T9k job's children: their names, labels, selectors, and which replicas
+a job has (its slots). Everyone who finds or names a job's objects reads them here: the
+reconcile core that creates the objects, the client and the CLI that look them up, and the API
+layer that watches them. A leaf: it imports nothing of the SDK but the wire models and the raw
+object readers.
 
 Labels follow both vocabularies users meet: T9k's (`genericjob: <job>`,
 `tensorstack.dev/owner-name`, the scheduler's `scheduler.tensorstack.dev/*`) and the KubeDL
@@ -9,7 +13,8 @@ common keys of seed 003 (`job-name`, `replica-type`, `replica-index`, `replica-n
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
 
 from t9k_sdk import _objects as o
 from t9k_sdk import models
@@ -31,13 +36,19 @@ __all__ = [
     "SCHED_GROUP",
     "SCHED_QUEUE",
     "SCHED_ROLE",
+    "STUCK_REASONS",
     "T9K_SCHEDULER",
+    "Slot",
     "child_selector",
     "config_map_name",
     "owner_of",
     "pod_name",
+    "replica_types",
+    "slots",
     "ssh_secret_name",
 ]
+
+_Job: TypeAlias = models.GenericJob | models.DeepSpeedJob | models.ColossalAIJob
 
 GROUP: Final = models.GROUP
 FIELD_MANAGER: Final = "t9k-operator"
@@ -93,3 +104,57 @@ def owner_of(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     if ref is not None and ref.api_version.split("/")[0] == GROUP:
         return ref.kind, ref.name
     return None
+
+
+# Container waiting reasons that mean "this will not start by itself": surfaced in conditions.
+STUCK_REASONS: Final = frozenset(
+    {
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "CrashLoopBackOff",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "RunContainerError",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One replica: a pod name that exists (or will) for the job."""
+
+    replica_type: str
+    index: int | None
+    name: str
+
+    @property
+    def rank(self) -> int:
+        """The replica's index within its type (0 for a single unindexed replica)."""
+        return self.index or 0
+
+
+def replica_types(job: _Job) -> list[tuple[str, int]]:
+    """(replica type, replica count) of each replica type of `job`, in spec order. An elastic
+    DeepSpeedJob has the workers of its expectedReplicas."""
+    if isinstance(job, models.GenericJob):
+        return [(r.type, r.replica_count) for r in job.spec.replica_specs]
+    if isinstance(job, models.DeepSpeedJob):
+        spec = job.spec
+        elastic = spec.elastic
+        if elastic and elastic.enabled and elastic.expected_replicas is not None:
+            return [("worker", elastic.expected_replicas)]
+        return [("worker", spec.worker.replica_count)]
+    return [(r.type.value, r.replica_count) for r in job.spec.replica_specs]
+
+
+def slots(job: _Job) -> list[Slot]:
+    """Every replica of `job`, in order: by replica type, then index. A ColossalAIJob has one
+    launcher, without an index (`<job>-launcher`)."""
+    out: list[Slot] = []
+    for type_, count in replica_types(job):
+        if isinstance(job, models.ColossalAIJob) and type_ == models.ColossalAIReplicaType.LAUNCHER:
+            out.append(Slot(type_, None, pod_name(job.name, type_, None)))
+        else:
+            out.extend(Slot(type_, i, pod_name(job.name, type_, i)) for i in range(count))
+    return out

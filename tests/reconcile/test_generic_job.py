@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from t9k_sdk import codecs, models
+from t9k_sdk._conventions import child_selector
 from t9k_sdk.reconcile import Observed, reconcile
-from t9k_sdk.reconcile.desired import GenericJobRules
-from t9k_sdk.reconcile.names import child_selector
+from t9k_sdk.reconcile.kinds.generic_job import GenericJobRules
 from tests.sdk.manifests import generic_job, pod
 
 from .sim import Sim
