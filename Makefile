@@ -141,8 +141,8 @@ deps-lowest: binaries system-packages ## Fresh venv with every dependency at its
 	  -W "ignore:HTTPResponse.getheaders:DeprecationWarning"
 
 .PHONY: unit
-unit: $(STAMP) ## The fast tests only (no cluster)
-	$(BIN)/python -m pytest -m "not cluster"
+unit: $(STAMP) ## The fast tests only: no cluster, no Go binaries (tests marked `binaries` are left out)
+	$(BIN)/python -m pytest -m "not cluster and not binaries"
 
 .PHONY: crds
 crds: $(STAMP) ## Regenerate the committed CRDs (operator/deploy, deploy/) and the API reference from the models

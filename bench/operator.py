@@ -327,31 +327,15 @@ def install_kubeflow_crds(kube: Kube, crd_dir: Path) -> None:
 
 
 def generic_job(name: str, replicas: int) -> dict[str, Any]:
-    from t9k_sdk import models
+    """A master and `replicas - 1` workers that sleep, as the PyTorchJob beside it."""
+    from tools import kit
 
-    def pod(role: str) -> dict[str, Any]:
-        return {
-            "spec": {
-                "containers": [
-                    {
-                        "name": "pytorch",
-                        "image": "busybox",
-                        "command": ["sleep", "infinity"],
-                        "args": [role],
-                    }
-                ]
-            }
-        }
+    def spec(role: str, count: int) -> dict[str, Any]:
+        sleeper = kit.container("pytorch", ["sleep", "infinity"], image="busybox", args=[role])
+        return kit.replica(role, count, containers=[sleeper])
 
-    specs = [{"type": "master", "replicas": 1, "template": pod("master")}]
-    if replicas > 1:
-        specs.append({"type": "worker", "replicas": replicas - 1, "template": pod("worker")})
-    return {
-        "apiVersion": models.API_VERSION,
-        "kind": "GenericJob",
-        "metadata": {"name": name},
-        "spec": {"replicaSpecs": specs, "service": {"ports": [{"name": "pytorch", "port": 23456}]}},
-    }
+    specs = [spec("master", 1)] + ([spec("worker", replicas - 1)] if replicas > 1 else [])
+    return kit.generic_job(name, *specs, service={"ports": [{"name": "pytorch", "port": 23456}]})
 
 
 def pytorch_job(name: str, replicas: int) -> dict[str, Any]:

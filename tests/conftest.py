@@ -1,6 +1,9 @@
 """Session-wide test policy.
 
 * Everything under tests/cluster/ is marked `cluster` (it needs the local control plane).
+* A test that uses a fixture of `BINARY_FIXTURES` is marked `binaries`: it needs a Go binary that
+  tools/ensure-*-binaries.sh builds (`make binaries`). `make unit` deselects them; elsewhere such
+  a fixture skips when its binary is missing, and builds it only with T9K_REQUIRE_CLUSTER=1.
 * With T9K_REQUIRE_CLUSTER=1 (set by `make test` and CI) a session fails, loudly, if any cluster
   test was skipped or if no cluster test ran: a green run must have exercised the real API server.
 """
@@ -15,6 +18,8 @@ import pytest
 
 REQUIRE_CLUSTER_ENV = "T9K_REQUIRE_CLUSTER"
 CLUSTER_TESTS_DIR = Path(__file__).parent / "cluster"
+BINARY_FIXTURES = frozenset({"lua"})
+"""Fixtures that run a Go binary: `lua`, the Argo CD Lua runner (tests/argocd/runner.py)."""
 
 
 def cluster_required() -> bool:
@@ -28,6 +33,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.is_relative_to(CLUSTER_TESTS_DIR):
             item.add_marker(pytest.mark.cluster)
+        if BINARY_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.binaries)
 
 
 @dataclass(eq=False)  # a pytest plugin must stay hashable

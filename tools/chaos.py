@@ -30,7 +30,9 @@ finished with the expected phase, and no pod outlives its job. Finally it SIGKIL
 operator and starts one against the converged namespace (hundreds of jobs in final phases in the
 long run): it must write nothing (`restart_writes`, counted by comparing resourceVersions).
 
-The same campaign at a small size is a cluster test (tests/cluster/test_chaos.py).
+The same campaign at a small size is a cluster test (tests/cluster/test_chaos.py). It drives the
+cluster with the test kit (tools/kit), which the editable install of `make venv` makes importable
+(the checkout is on the venv's path).
 """
 
 from __future__ import annotations
@@ -39,7 +41,6 @@ import argparse
 import contextlib
 import copy
 import json
-import os
 import random
 import signal
 import sys
@@ -52,15 +53,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-REPO_ROOT: Final = Path(__file__).resolve().parent.parent
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
+from kubernetes import config as kube_config
 
-from kubernetes import config as kube_config  # noqa: E402
-
-from t9k_sdk import _objects as o  # noqa: E402
-from t9k_sdk._kube.errors import ApiError  # noqa: E402
-from t9k_sdk._kube.resources import (  # noqa: E402
+from t9k_sdk import _objects as o
+from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
     CONFIG_MAPS,
     JOB_RESOURCES,
@@ -72,26 +69,28 @@ from t9k_sdk._kube.resources import (  # noqa: E402
     Resource,
     job_resource,
 )
-from t9k_sdk._kube.transport import Transport  # noqa: E402
-from t9k_sdk.reconcile import Observed, reconcile  # noqa: E402
-from tests.cluster.e2e_helpers import (  # noqa: E402
+from t9k_sdk._kube.transport import Transport
+from t9k_sdk.reconcile import Observed, reconcile
+from tools import cluster as cluster_tool
+from tools.kit import (
+    Operator,
     colossalai_job,
     deepspeed_job,
     finish,
     generic_job,
+    launch_operators,
     replica,
 )
-from tests.cluster.operator_helpers import Operator, launch_operators  # noqa: E402
-from tools import cluster as cluster_tool  # noqa: E402
 
+REPO_ROOT: Final = Path(__file__).resolve().parent.parent
 Manifest = dict[str, Any]
 FINAL: Final = ("Succeeded", "Failed")
 OUTCOMES: Final = ("Succeeded", "Failed", "Running", "Pending", "Paused")
-OPERATOR_ENV: Final = {
-    # Hidden test knobs of the operator: watches the server ends every 2-5 s (so they end
-    # hundreds of times in a run) and lists in pages of 7 objects (so every list is paginated).
-    "T9K_OPERATOR_TEST_WATCH_SECONDS": "2,5",
-    "T9K_OPERATOR_TEST_PAGE_SIZE": "7",
+OPERATOR_FLAGS: Final = {
+    # Watches the server ends every 2-5 s (so they end hundreds of times in a run) and lists in
+    # pages of 7 objects (so every list is paginated).
+    "--watch-timeout-seconds": "2,5",
+    "--list-page-size": "7",
 }
 WRITE_ACTIONS: Final = ("write status", "create", "delete", "update")
 DOC: Final = REPO_ROOT / "docs" / "reliability.md"
@@ -879,7 +878,7 @@ class Campaign:
             "watch_gone": self.history.gone,
             "child_edits": {"edited": len(self.edited), "restored": restored},
             "job_edits": {"edited": len(resized), "resized": sum(resized.values())},
-            "operator_env": dict(OPERATOR_ENV),
+            "operator_flags": dict(OPERATOR_FLAGS),
             "takeover_seconds_max": round(max(self.takeovers, default=0.0), 1),
             "fault_phase_seconds": round(faults_done - began, 1),
             "converge_seconds": round(converged - faults_done, 1),
@@ -967,10 +966,11 @@ def run_campaign(
     began = time.monotonic()
     try:
         with (
-            _environ(OPERATOR_ENV),
             contextlib.redirect_stdout(_Discard()),  # launch_operators prints whole logs
             _namespace(api, ns),
-            launch_operators(kubeconfig, ns, log_dir) as start,
+            launch_operators(
+                kubeconfig, ns, log_dir, flags=[a for f in OPERATOR_FLAGS.items() for a in f]
+            ) as start,
             contextlib.closing(PodHistory(api, ns)) as history,
         ):
             ops = Operators(start, size.workers)
@@ -988,21 +988,6 @@ def run_campaign(
         operator_logs=str(log_dir),
     )
     return result
-
-
-@contextlib.contextmanager
-def _environ(values: Mapping[str, str]) -> Iterator[None]:
-    """Set environment variables (inherited by the operators started meanwhile), then restore."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 class _Discard:
@@ -1204,8 +1189,8 @@ def render_table(result: Mapping[str, Any]) -> str:
         4,
         (
             "Watches ended by the server / lists paginated",
-            f"every {result['operator_env']['T9K_OPERATOR_TEST_WATCH_SECONDS'].replace(',', '-')}"
-            f" s / pages of {result['operator_env']['T9K_OPERATOR_TEST_PAGE_SIZE']} objects;"
+            f"every {result['operator_flags']['--watch-timeout-seconds'].replace(',', '-')}"
+            f" s / pages of {result['operator_flags']['--list-page-size']} objects;"
             f" 410 Gone answers seen by the harness's own pod watch: {result['watch_gone']}",
         ),
     )

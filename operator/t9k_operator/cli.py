@@ -79,6 +79,15 @@ def _metrics_address(text: str) -> str:
     return text
 
 
+def _seconds_range(text: str) -> tuple[int, int]:
+    low, _, high = text.partition(",")
+    if not (low.isdigit() and high.isdigit() and 0 < int(low) <= int(high)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not LOW,HIGH: two whole numbers of seconds, 0 < LOW <= HIGH (e.g. 300,600)"
+        )
+    return int(low), int(high)
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if value <= 0:
@@ -112,6 +121,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     api.add_argument(
         "--burst", type=_positive_int, default=100, help="API request burst (default 100)"
+    )
+    api.add_argument(
+        "--list-page-size",
+        type=_positive_int,
+        metavar="N",
+        help="objects per page when listing (default 500)",
+    )
+    api.add_argument(
+        "--watch-timeout-seconds",
+        type=_seconds_range,
+        default=Settings.watch_timeout,
+        metavar="LOW,HIGH",
+        help="the API server ends each watch after a random number of seconds in this range;"
+        " the operator then watches again from where it was (default 300,600)",
     )
     work = parser.add_argument_group("reconciling")
     work.add_argument(
@@ -187,11 +210,13 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
             namespace=options.namespace,
             workers=options.workers,
             resync_seconds=options.resync_seconds,
+            watch_timeout=options.watch_timeout_seconds,
         ),
         kubeconfig=options.kubeconfig,
         context=options.context,
         qps=options.qps,
         burst=options.burst,
+        page_size=options.list_page_size,
         leader_elect=options.leader_elect,
         lease_name=options.lease_name,
         lease_namespace=options.lease_namespace or _pod_namespace(),

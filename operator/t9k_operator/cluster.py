@@ -25,7 +25,6 @@ pyproject.toml say so).
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -64,21 +63,13 @@ _EVENT_AGGREGATE_SECONDS = 600.0
 """A repeat of an Event within this time bumps the existing Event's count (as client-go does)."""
 
 
-PAGE_SIZE_ENV = "T9K_OPERATOR_TEST_PAGE_SIZE"
-"""Hidden test knob (tools/chaos.py): objects per page of a list instead of 500."""
-
-
-def _page_size() -> int:
-    value = os.environ.get(PAGE_SIZE_ENV, "")
-    return int(value) if value.isdigit() and int(value) > 0 else listwatch.PAGE_SIZE
-
-
 class Cluster:
     """Typed access to the API server (see the module docstring).
 
     `api_client` is a `kubernetes.client.ApiClient` (tests pass a recorder with the `call_api`
     of kubernetes <= 36; `t9k_sdk._kube.transport.send` speaks both signatures). `identity` names this
-    process in the Events it records.
+    process in the Events it records; `page_size` is the objects per page of a list
+    (`--list-page-size`).
     """
 
     def __init__(
@@ -91,8 +82,10 @@ class Cluster:
         request_timeout: float = 30.0,
         identity: str = "",
         observe: Callable[[str, int], None] | None = None,
+        page_size: int = listwatch.PAGE_SIZE,
     ) -> None:
         self._limiter = limiter
+        self._page_size = page_size
         # Events take their tokens from a bucket of their own (client-go's event recorder has its
         # own client and rate limiter), so recording them never holds back the writes of jobs.
         self._event_limiter = event_limiter
@@ -129,6 +122,7 @@ class Cluster:
         connections: int = 16,
         identity: str = "",
         observe: Callable[[str, int], None] | None = None,
+        page_size: int | None = None,
     ) -> Cluster:
         """Connect with a kubeconfig, or in-cluster when running in a pod without one.
         `observe(method, status)` hears of every request (the metrics).
@@ -148,6 +142,7 @@ class Cluster:
             status_limiter=TokenBucket(qps, burst),
             identity=identity,
             observe=observe,
+            page_size=page_size or listwatch.PAGE_SIZE,
         )
 
     @property
@@ -185,7 +180,7 @@ class Cluster:
             resource.path(namespace),
             resource=resource,
             label_selector=label_selector,
-            page_size=_page_size(),
+            page_size=self._page_size,
             what=f"list {resource}",
         )
 

@@ -35,7 +35,7 @@ from typing import Any, Protocol
 from t9k_operator.errors import ApiError
 from t9k_operator.events import EventRecorder
 from t9k_operator.execute import ClusterApi, PassResult, PlanExecutor
-from t9k_operator.informer import Informer, Store
+from t9k_operator.informer import WATCH_TIMEOUT, Informer, Store
 from t9k_operator.logs import fields
 from t9k_operator.memory import JobKey, JobMemory, job_key_str
 from t9k_operator.sshkeys import generate_ssh_key
@@ -107,6 +107,8 @@ class Settings:
     """Most creates of one job sent at once (client-go's slow-start batches 1, 2, 4, ... up to
     this), on a pool of this many threads shared by the workers; 1: one at a time. The rate
     limiter (`--qps`) still bounds the total."""
+    watch_timeout: tuple[int, int] = WATCH_TIMEOUT
+    """The server ends each watch after a random number of seconds in this range."""
 
 
 def _utcnow() -> datetime:
@@ -135,7 +137,13 @@ class Controller:
         self._ssh_keygen, self._now, self._clock = ssh_keygen, now, clock
         self.queue: WorkQueue[JobKey] = WorkQueue(settings.backoff, metrics=metrics)
         self.jobs: dict[str, Informer] = {
-            r.kind: Informer(cluster, r, namespace=settings.namespace, handler=self._on_job)
+            r.kind: Informer(
+                cluster,
+                r,
+                namespace=settings.namespace,
+                handler=self._on_job,
+                watch_timeout=settings.watch_timeout,
+            )
             for r in JOB_RESOURCES
         }
         self.children: dict[str, Informer] = {
@@ -148,6 +156,7 @@ class Controller:
                 # Only what the core reads: a pod's spec is most of its bytes, a Secret's key
                 # material is never read, and a ConfigMap no job controls is only reported.
                 trim=_TRIMS.get(r.kind),
+                watch_timeout=settings.watch_timeout,
             )
             for r in CHILD_RESOURCES
         }

@@ -15,14 +15,13 @@ counts as synced and empty, and is retried every minute.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from t9k_operator.workqueue import Backoff
 from t9k_sdk import _objects as o
@@ -178,15 +177,9 @@ class Store:
         return changes
 
 
-WATCH_SECONDS_ENV = "T9K_OPERATOR_TEST_WATCH_SECONDS"
-"""Hidden test knob (tools/chaos.py): `low,high` seconds instead of 300-600 per watch."""
-
-
-def _watch_timeout() -> tuple[int, int]:
-    low, _, high = os.environ.get(WATCH_SECONDS_ENV, "").partition(",")
-    if low.isdigit() and high.isdigit() and 0 < int(low) <= int(high):
-        return int(low), int(high)
-    return 300, 600
+WATCH_TIMEOUT: Final = (300, 600)
+"""Seconds after which the server ends a watch, a random number in this range (client-go's
+reflector asks for 5-10 minutes); `--watch-timeout-seconds` sets another."""
 
 
 @dataclass(eq=False)
@@ -204,7 +197,7 @@ class Informer:
     backoff: Backoff = field(default_factory=lambda: Backoff(base=0.5, cap=30.0))
     trim: Callable[[Manifest], Manifest] | None = None
     """What the store keeps of each object (e.g. `t9k_sdk.reconcile.observe.trim_pod`)."""
-    watch_timeout: tuple[int, int] = field(default_factory=lambda: _watch_timeout())
+    watch_timeout: tuple[int, int] = WATCH_TIMEOUT
     """The server ends each watch after a random number of seconds in this range."""
     min_watch_seconds: InitVar[float] = 1.0
     clock: InitVar[Callable[[], float]] = time.monotonic

@@ -54,6 +54,8 @@ class ManagerSettings:
     context: str | None = None
     qps: float = 50.0
     burst: int = 100
+    page_size: int | None = None
+    """Objects per page when listing; None: the cluster layer's default (500)."""
     leader_elect: bool = True
     lease_name: str = "t9k-operator"
     lease_namespace: str = "default"
@@ -170,6 +172,7 @@ class Manager:
             + 4,
             identity=self.identity,
             observe=metrics.observe_request,
+            page_size=settings.page_size,
         )
 
     def _servers(

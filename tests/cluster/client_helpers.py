@@ -29,8 +29,7 @@ from kubernetes import client as k8s
 
 from t9k_sdk import models
 from t9k_sdk.client import Client
-from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR, wait_for
-from tests.cluster.operator_helpers import Operator, launch_operators
+from tools.kit import EXIT_CODE, RUN_FOR, Operator, launch_operators, wait_for
 
 
 @pytest.fixture(name="operator")

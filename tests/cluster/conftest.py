@@ -11,7 +11,7 @@
 * `custom` (session): `CustomObjectsApi` (the job kinds).
 * `start_operator` (per test): `start(*flags)` starts a real `t9k-operator` process watching the
   test's namespace (Lease there too); each is stopped after the test and its log printed (shown
-  for a failed test). See tests/cluster/operator_helpers.py.
+  for a failed test). See `launch_operators` in tools/kit.
 * `real_node` (session): the real node of tools/realnode.py is Ready and the images of
   tools/images.py are built and imported (built here if `make test` did not build them first);
   otherwise the session fails with the reason. See tests/cluster/real_helpers.py.
@@ -34,10 +34,9 @@ import pytest
 from kubernetes import client, config
 
 from tests.cluster.e2e_helpers import E2E, Jobs, pod_history
-from tests.cluster.kube_helpers import Cluster, fresh_namespace
-from tests.cluster.operator_helpers import Operator, launch_operators
 from tests.cluster.real_helpers import RealNode, base_image, train_image
 from tools import cluster as cluster_tool
+from tools.kit import Cluster, Operator, fresh_namespace, launch_operators
 
 CLUSTER_SCRIPT = Path(cluster_tool.__file__)
 
@@ -74,9 +73,7 @@ def cluster() -> Iterator[Cluster]:
         if required:
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
-    state = cluster_tool.read_state()
-    assert state is not None, "tools/cluster.py up succeeded but wrote no state"
-    yield Cluster(cluster_tool.KUBECONFIG, state.server, started_by_session=not reused)
+    yield Cluster.running(started_by_session=not reused)
     if not reused and os.environ.get("T9K_KEEP_CLUSTER", "") != "1":
         proc = _run_tool("down", timeout=120)
         assert proc.returncode == 0, f"tools/cluster.py down failed:\n{proc.stdout}{proc.stderr}"

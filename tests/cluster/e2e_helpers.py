@@ -11,8 +11,8 @@
 * `Jobs` (fixture `jobs`, per test): creates jobs, waits for phases, conditions, pods and Events
   with deadlines; on teardown deletes the test's jobs and prints the operator's log lines written
   during the test (pytest shows them when the test failed).
-* Manifest builders for the three kinds (`generic_job`, `replica`, `deepspeed_job`,
-  `colossalai_job`) and `finish(...)`, the kwok annotations that make a pod end.
+* Status helpers (`condition`, `replicas_of`, `restart_counts`) and `stays`. The manifest
+  builders (`generic_job`, `replica`, `finish`, ...) are the kit's (tools/kit).
 
 Tests run sequentially but are written so their jobs run in parallel: a test creates all its
 jobs first and then waits for each.
@@ -34,141 +34,14 @@ from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk import models
-from tests.cluster.kube_helpers import EXIT_CODE, REASON, RUN_FOR, request, wait_for
-from tests.cluster.operator_helpers import Operator, job_events
+from tools.kit import OWNER_LABEL, Operator, finish, job_events, request, wait_for
 from tools.realnode import NODE_LABEL as REAL_NODE_LABEL
 
 POD_LOG_DIR = Path(__file__).resolve().parents[2] / "build" / "test-logs"
 """Where `show_pod_logs` keeps the followed logs of real-node containers (git-ignored)."""
 
-IMAGE = "example.invalid/t9k:sim"
-OWNER_LABEL = "tensorstack.dev/owner-name"
 FINAL_PHASES = ("Succeeded", "Failed")
 TIMEOUT = 30.0
-
-
-# --- manifests -------------------------------------------------------------------------------
-
-
-def finish(code: int = 0, after: str = "1s", reason: str | None = None) -> dict[str, str]:
-    """kwok annotations: the pod runs for `after`, then every container exits with `code`."""
-    out = {RUN_FOR: after, EXIT_CODE: str(code)}
-    if reason is not None:
-        out[REASON] = reason
-    return out
-
-
-def container(
-    name: str = "worker", command: list[str] | None = None, **extra: Any
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "image": IMAGE}
-    if command is not None:
-        out["command"] = command
-    out.update(extra)
-    return out
-
-
-def template(
-    *containers: dict[str, Any],
-    annotations: Mapping[str, str] | None = None,
-    init_containers: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": list(containers) or [container()]}
-    if init_containers:
-        spec["initContainers"] = init_containers
-    out: dict[str, Any] = {"spec": spec}
-    if annotations:
-        out["metadata"] = {"annotations": dict(annotations)}
-    return out
-
-
-def replica(
-    type_: str,
-    count: int = 1,
-    *,
-    annotations: Mapping[str, str] | None = None,
-    command: list[str] | None = None,
-    restart: tuple[str, int] | None = None,
-    containers: list[dict[str, Any]] | None = None,
-    init_containers: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """A GenericJob replica spec; `restart` is (policy, limit)."""
-    cs = containers or [container("worker", command or ["train", "--rank=$(rank)"])]
-    out: dict[str, Any] = {
-        "type": type_,
-        "replicas": count,
-        "template": template(*cs, annotations=annotations, init_containers=init_containers),
-    }
-    if restart is not None:
-        out["restartPolicy"] = {"policy": restart[0], "limit": restart[1]}
-    return out
-
-
-def generic_job(name: str, *replicas: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": models.API_VERSION,
-        "kind": "GenericJob",
-        "metadata": {"name": name},
-        "spec": {**spec, "replicaSpecs": list(replicas) or [replica("worker")]},
-    }
-
-
-def deepspeed_job(
-    name: str,
-    workers: int = 2,
-    *,
-    annotations: Mapping[str, str] | None = None,
-    **spec: Any,
-) -> dict[str, Any]:
-    return {
-        "apiVersion": models.API_VERSION,
-        "kind": "DeepSpeedJob",
-        "metadata": {"name": name},
-        "spec": {
-            "config": {"slotsPerWorker": 1, "run": {"python": ["train.py", "--epochs=1"]}},
-            **spec,
-            "worker": {
-                "replicas": workers,
-                "template": template(container("worker"), annotations=annotations),
-            },
-        },
-    }
-
-
-def colossalai_job(
-    name: str,
-    workers: int = 2,
-    *,
-    launcher_annotations: Mapping[str, str] | None = None,
-    worker_annotations: Mapping[str, str] | None = None,
-    worker_container: str = "worker",
-    worker_restart: tuple[str, int] | None = None,
-    **spec: Any,
-) -> dict[str, Any]:
-    worker: dict[str, Any] = {
-        "type": "worker",
-        "replicas": workers,
-        "template": template(container(worker_container), annotations=worker_annotations),
-    }
-    if worker_restart is not None:
-        worker["restartPolicy"] = {"policy": worker_restart[0], "limit": worker_restart[1]}
-    return {
-        "apiVersion": models.API_VERSION,
-        "kind": "ColossalAIJob",
-        "metadata": {"name": name},
-        "spec": {
-            "torchConfig": {"procPerWorker": 2, "script": ["train.py", "--epochs=1"]},
-            **spec,
-            "replicaSpecs": [
-                {
-                    "type": "launcher",
-                    "replicas": 1,
-                    "template": template(container("launcher"), annotations=launcher_annotations),
-                },
-                worker,
-            ],
-        },
-    }
 
 
 # --- status helpers --------------------------------------------------------------------------

@@ -54,17 +54,16 @@ from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk import models
 from t9k_sdk.client import Client
-from tests.cluster.e2e_helpers import (
-    Jobs,
+from tests.cluster.e2e_helpers import Jobs, condition
+from tools.kit import (
     colossalai_job,
-    condition,
     container,
     deepspeed_job,
     finish,
     generic_job,
     replica,
+    wait_for,
 )
-from tests.cluster.kube_helpers import wait_for
 
 __all__ = ["KINDS", "STATES", "collect_job_states"]
 

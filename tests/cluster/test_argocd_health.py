@@ -25,18 +25,19 @@ from kubernetes import client
 from t9k_sdk import argocd, models
 from t9k_sdk._yaml import dump_documents
 from tests.argocd.runner import REPO, ArgoLua
-from tests.cluster.e2e_helpers import (
-    Jobs,
+from tests.cluster.e2e_helpers import Jobs, condition
+from tools import argocd_testdata
+from tools import cluster as cluster_tool
+from tools.kit import (
     colossalai_job,
-    condition,
     deepspeed_job,
     finish,
     generic_job,
+    pod,
     replica,
+    request,
+    wait_for,
 )
-from tests.cluster.kube_helpers import pod, request, wait_for
-from tools import argocd_testdata
-from tools import cluster as cluster_tool
 
 RECORD = os.environ.get("T9K_RECORD_ARGOCD", "") == "1"
 PREFIX = {"GenericJob": "gj", "DeepSpeedJob": "dj", "ColossalAIJob": "cj"}

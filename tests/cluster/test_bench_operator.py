@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cluster.kube_helpers import Cluster
+from tools.kit import Cluster
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "operator.py"
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cluster.kube_helpers import Cluster
 from tools import chaos
+from tools.kit import Cluster
 
 
 def test_faults_lose_nothing_and_duplicate_nothing(cluster: Cluster, tmp_path: Path) -> None:

@@ -32,8 +32,7 @@ from tests.cluster.client_helpers import (
     generic_job,
     operator_fixture,  # noqa: F401  (fixture `operator`)
 )
-from tests.cluster.kube_helpers import request, wait_for
-from tests.cluster.operator_helpers import Operator
+from tools.kit import Operator, request, wait_for
 
 RUNS = "Running"
 

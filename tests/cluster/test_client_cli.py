@@ -24,7 +24,7 @@ from tests.cluster.client_helpers import (
     generic_job,
     operator_fixture,  # noqa: F401  (fixture `operator`)
 )
-from tests.cluster.kube_helpers import wait_for
+from tools.kit import wait_for
 
 Cli = Callable[..., tuple[int, str, str]]
 """`cli("get", "gj")` runs `t9k-sdk get gj` on the test's namespace: (exit status, out, err)."""

@@ -44,7 +44,7 @@ from tests.cluster.client_helpers import (
     log_node_fixture,  # noqa: F401  (fixture `log_node`)
     operator_fixture,  # noqa: F401  (fixture `operator`)
 )
-from tests.cluster.kube_helpers import wait_for
+from tools.kit import wait_for
 
 pytestmark = pytest.mark.usefixtures("operator")
 

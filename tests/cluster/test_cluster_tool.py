@@ -6,8 +6,8 @@ import subprocess
 import sys
 import time
 
-from tests.cluster.kube_helpers import Cluster
 from tools import cluster as cluster_tool
+from tools.kit import Cluster
 
 
 def _tool(*args: str) -> subprocess.CompletedProcess[str]:

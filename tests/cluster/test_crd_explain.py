@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 
 from t9k_sdk import models
-from tests.cluster.kube_helpers import request
+from tools.kit import request
 
 
 def _openapi(api_client: client.ApiClient) -> dict[str, Any]:

@@ -15,15 +15,8 @@ from typing import Any
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from tests.cluster.e2e_helpers import (
-    Jobs,
-    colossalai_job,
-    condition,
-    deepspeed_job,
-    finish,
-    replicas_of,
-)
-from tests.cluster.kube_helpers import wait_for
+from tests.cluster.e2e_helpers import Jobs, condition, replicas_of
+from tools.kit import colossalai_job, deepspeed_job, finish, wait_for
 
 LAUNCH = ["/bin/sh", "/t9k/scripts/t9k-launch.sh"]
 SSHD = ["/bin/sh", "/t9k/scripts/t9k-sshd.sh"]

@@ -6,7 +6,7 @@ from typing import Any
 
 from kubernetes import client
 
-from tests.cluster.kube_helpers import pod, pod_gone, read_pod, wait_for, wait_phase
+from tools.kit import pod, pod_gone, read_pod, wait_for, wait_phase
 
 HOLD = "testing.t9k.dev/hold"
 

@@ -14,20 +14,17 @@ from typing import Any
 
 from kubernetes import client
 
-from tests.cluster.e2e_helpers import (
-    Jobs,
+from tests.cluster.e2e_helpers import Jobs, condition, replicas_of, restart_counts, stays
+from tools.kit import (
+    Cluster,
     colossalai_job,
-    condition,
     container,
     finish,
     generic_job,
     replica,
-    replicas_of,
-    restart_counts,
-    stays,
+    wait_for,
 )
-from tests.cluster.kube_helpers import Cluster, wait_for
-from tests.cluster.kube_helpers import pod as bare_pod
+from tools.kit import pod as bare_pod
 
 PHASES = ("Pending", "Running", "Paused", "Resuming", "Succeeded", "Failed")
 

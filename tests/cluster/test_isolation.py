@@ -19,24 +19,22 @@ from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk import models
 from t9k_sdk.install import install_manifests
-from tests.cluster.e2e_helpers import (
-    Jobs,
+from tests.cluster.e2e_helpers import Jobs, condition, stays
+from tools.kit import (
+    Operator,
     colossalai_job,
-    condition,
     container,
+    create_job,
     deepspeed_job,
     finish,
+    fresh_namespace,
     generic_job,
-    replica,
-    stays,
-)
-from tests.cluster.kube_helpers import fresh_namespace, service_account_kubeconfig, wait_for
-from tests.cluster.operator_helpers import (
-    Operator,
-    create_job,
     job_events,
     job_status,
     read_job,
+    replica,
+    service_account_kubeconfig,
+    wait_for,
     wait_job_phase,
 )
 

@@ -21,11 +21,11 @@ from kubernetes.client.exceptions import ApiException
 from t9k_sdk import models
 from t9k_sdk.cli import main
 from t9k_sdk.client import Client
-from tests.cluster.e2e_helpers import E2E, Jobs, condition, generic_job, replica, stays
+from tests.cluster.e2e_helpers import E2E, Jobs, condition, stays
 from tests.cluster.job_states import KINDS, STATES, collect_job_states
-from tests.cluster.kube_helpers import wait_for
 from tests.kstatus_runner import kstatus
 from tools import cluster as cluster_tool
+from tools.kit import generic_job, replica, wait_for
 
 
 @pytest.fixture(scope="module")

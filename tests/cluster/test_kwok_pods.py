@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from tests.cluster.kube_helpers import (
+from tools.kit import (
     EXIT_CODE,
     REASON,
     RUN_FOR,

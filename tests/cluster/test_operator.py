@@ -20,18 +20,16 @@ from kubernetes import client
 
 from t9k_sdk import models
 from t9k_sdk.install import install_manifests
-from tests.cluster.kube_helpers import (
+from tools.kit import (
     EXIT_CODE,
     RUN_FOR,
-    request,
-    service_account_kubeconfig,
-    wait_for,
-)
-from tests.cluster.operator_helpers import (
     Operator,
     create_job,
     job_events,
     job_pods,
+    request,
+    service_account_kubeconfig,
+    wait_for,
     wait_job_phase,
 )
 

@@ -8,7 +8,7 @@ from kubernetes import client
 
 from t9k_operator.cluster import Cluster
 from t9k_sdk._kube.resources import PODS
-from tests.cluster.kube_helpers import pod
+from tools.kit import pod
 
 
 def test_many_deletes_in_a_row_reuse_connections_safely(

@@ -10,9 +10,8 @@ import pytest
 from kubernetes import client
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.cluster.kube_helpers import EXIT_CODE, RUN_FOR
-from tests.cluster.operator_helpers import Operator, create_job, wait_job_phase
 from tests.cluster.test_operator import generic_job
+from tools.kit import EXIT_CODE, RUN_FOR, Operator, create_job, wait_job_phase
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 

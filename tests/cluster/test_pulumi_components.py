@@ -30,10 +30,9 @@ from pulumi import automation as auto
 import t9k_sdk
 from t9k_sdk.crds import generate_crds
 from t9k_sdk.pulumi import GenericJob, GenericJobArgs, T9kOperator, deferred
-from tests.cluster.e2e_helpers import E2E, IMAGE, OWNER_LABEL, finish
-from tests.cluster.kube_helpers import wait_for
-from tests.cluster.operator_helpers import read_job
+from tests.cluster.e2e_helpers import E2E
 from tests.pulumi.real_pulumi import PulumiEnv, ensure_binaries
+from tools.kit import IMAGE, OWNER_LABEL, finish, read_job, wait_for
 
 PROJECT = "t9k-components"
 

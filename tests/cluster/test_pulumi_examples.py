@@ -27,10 +27,9 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk.crds import generate_crds
-from tests.cluster.e2e_helpers import E2E, OWNER_LABEL
-from tests.cluster.kube_helpers import wait_for
-from tests.cluster.operator_helpers import read_job
+from tests.cluster.e2e_helpers import E2E
 from tests.pulumi.real_pulumi import REPO, PulumiEnv, ensure_binaries
+from tools.kit import OWNER_LABEL, read_job, wait_for
 
 EXAMPLES = REPO / "pulumi_examples"
 

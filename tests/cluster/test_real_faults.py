@@ -15,14 +15,6 @@ from kubernetes import client
 
 from t9k_sdk import models
 from tests.cluster.e2e_helpers import pod_history, show_pod_logs
-from tests.cluster.kube_helpers import wait_for
-from tests.cluster.operator_helpers import (
-    Operator,
-    create_job,
-    job_pods,
-    job_status,
-    wait_job_phase,
-)
 from tests.cluster.real_helpers import (
     REAL_TIMEOUT,
     RealNode,
@@ -33,6 +25,7 @@ from tests.cluster.real_helpers import (
     with_scripts,
 )
 from tests.cluster.test_real_lifecycle import pod_processes
+from tools.kit import Operator, create_job, job_pods, job_status, wait_for, wait_job_phase
 
 pytestmark = pytest.mark.realnode
 SCRIPT = "deepspeed_train.py"

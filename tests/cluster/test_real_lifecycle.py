@@ -19,7 +19,6 @@ from kubernetes import client
 
 from t9k_sdk import models
 from tests.cluster.e2e_helpers import E2E, Jobs, replicas_of, restart_counts
-from tests.cluster.kube_helpers import wait_for
 from tests.cluster.real_helpers import (
     REAL_TIMEOUT,
     RealNode,
@@ -30,6 +29,7 @@ from tests.cluster.real_helpers import (
     train_container,
     with_scripts,
 )
+from tools.kit import wait_for
 
 pytestmark = pytest.mark.realnode
 

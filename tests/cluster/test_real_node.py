@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from tests.cluster.kube_helpers import wait_for
 from tests.cluster.real_helpers import RealNode, base_image, logs, placement
 from tools import cluster as cluster_tool
 from tools import realnode
+from tools.kit import wait_for
 
 pytestmark = pytest.mark.realnode
 

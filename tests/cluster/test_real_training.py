@@ -18,7 +18,6 @@ from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk import models
 from tests.cluster.e2e_helpers import E2E, Jobs
-from tests.cluster.kube_helpers import wait_for
 from tests.cluster.real_helpers import (
     RANK_LINE,
     REAL_TIMEOUT,
@@ -30,6 +29,7 @@ from tests.cluster.real_helpers import (
     train_container,
     with_scripts,
 )
+from tools.kit import wait_for
 
 pytestmark = pytest.mark.realnode
 

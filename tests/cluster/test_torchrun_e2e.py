@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from t9k_sdk import TorchrunJob
-from tests.cluster.e2e_helpers import IMAGE, Jobs, replicas_of
-from tests.cluster.kube_helpers import wait_for
+from tests.cluster.e2e_helpers import Jobs, replicas_of
+from tools.kit import IMAGE, wait_for
 
 
 def _env(pod: Any) -> dict[str, str]:

@@ -28,7 +28,15 @@ def test_flag_defaults() -> None:
     assert (options.lease_name, options.lease_namespace) == ("t9k-operator", None)
     assert (options.health_port, options.health_bind) == (8081, "0.0.0.0")
     assert options.namespace is None  # all namespaces
+    assert (options.list_page_size, options.watch_timeout_seconds) == (None, (300, 600))
     assert cli.build_parser().parse_args(["--no-leader-elect"]).leader_elect is False
+
+
+def test_watch_timeout_and_list_page_size_flags() -> None:
+    options = cli.build_parser().parse_args(
+        ["--watch-timeout-seconds", "2,5", "--list-page-size", "7"]
+    )
+    assert (options.watch_timeout_seconds, options.list_page_size) == ((2, 5), 7)
 
 
 @pytest.mark.parametrize(
@@ -40,6 +48,9 @@ def test_flag_defaults() -> None:
         ["--log-format", "xml"],
         ["--namespace", "Team_A"],
         ["--lease-namespace", "ops.system"],
+        ["--list-page-size", "0"],
+        ["--watch-timeout-seconds", "5,2"],
+        ["--watch-timeout-seconds", "300"],
     ],
 )
 def test_nonsense_flags_exit_with_usage_status(

@@ -1,4 +1,4 @@
-"""Small helpers for the cluster tests: polling with a deadline and pod manifests."""
+"""The running local control plane (tools/cluster.py) and polling helpers against it."""
 
 from __future__ import annotations
 
@@ -20,23 +20,29 @@ from tools import cluster as cluster_tool
 
 T = TypeVar("T")
 
-# Annotations read by the pod-finish stage in tools/kwok/stages.yaml.
-RUN_FOR = "sim.t9k.dev/run-for"
-EXIT_CODE = "sim.t9k.dev/exit-code"
-REASON = "sim.t9k.dev/reason"
-
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True)
 class Cluster:
-    """The running local control plane (the `cluster` fixture)."""
+    """The running local control plane (the tests' `cluster` fixture)."""
 
     kubeconfig: Path
     server: str
     started_by_session: bool
     node_names: tuple[str, ...] = tuple(n.name for n in cluster_tool.FAKE_NODES)
     max_gpus_per_node: int = cluster_tool.MAX_GPUS_PER_NODE
+
+    @classmethod
+    def running(cls, *, started_by_session: bool = False) -> Cluster:
+        """The control plane `tools/cluster.py up` started (its state in .cluster/)."""
+        state = cluster_tool.read_state()
+        if state is None:
+            raise RuntimeError(
+                f"no local control plane runs (no state in {cluster_tool.STATE_DIR}):"
+                " start it with `make cluster-up` or `python tools/cluster.py up`"
+            )
+        return cls(cluster_tool.KUBECONFIG, state.server, started_by_session)
 
 
 def wait_for(
@@ -57,34 +63,6 @@ def wait_for(
                 f"timed out after {timeout:.0f}s waiting for {what}; last: {value}"
             )
         time.sleep(interval)
-
-
-def pod(
-    name: str,
-    annotations: dict[str, str] | None = None,
-    containers: tuple[str, ...] = ("main",),
-    init_containers: tuple[str, ...] = (),
-    limits: dict[str, str] | None = None,
-    owner: client.V1OwnerReference | None = None,
-) -> client.V1Pod:
-    """A pod for a kwok node: the image is never pulled, so any name will do."""
-
-    def container(cname: str, res: dict[str, str] | None) -> client.V1Container:
-        resources = client.V1ResourceRequirements(limits=res) if res else None
-        return client.V1Container(name=cname, image="example.invalid/t9k:sim", resources=resources)
-
-    return client.V1Pod(
-        metadata=client.V1ObjectMeta(
-            name=name,
-            annotations=annotations,
-            owner_references=[owner] if owner is not None else None,
-        ),
-        spec=client.V1PodSpec(
-            restart_policy="Never",
-            containers=[container(c, limits) for c in containers],
-            init_containers=[container(c, None) for c in init_containers] or None,
-        ),
-    )
 
 
 def read_pod(core_v1: client.CoreV1Api, namespace: str, name: str) -> Any:

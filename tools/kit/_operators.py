@@ -1,10 +1,9 @@
-"""The real `t9k-operator` process and the jobs it runs, for the cluster tests.
+"""The real `t9k-operator` process and the jobs it runs, on the local control plane.
 
 * `Operator`: one `python -m t9k_operator` process with its log in a file and its health port.
 * `launch_operators(kubeconfig, namespace, log_dir)`: a context manager yielding `start(*flags)`;
   every operator started through it watches `namespace` only (its Lease lives there too) and is
-  stopped on exit, its log printed (pytest shows it for a failed test). The fixtures
-  `start_operator` (tests/cluster/conftest.py) and the e2e modules' shared operators use it.
+  stopped on exit, its log printed (pytest shows it for a failed test).
 * Job helpers for the three kinds: create, read the status, wait for a phase, list pods and
   Events.
 """
@@ -12,27 +11,26 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import socket
 import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from kubernetes import client
 
 from t9k_sdk import models
-from tests.cluster.kube_helpers import wait_for
+from tools.kit._control_plane import wait_for
 
 
 class Operator:
     """One `t9k-operator` process."""
 
-    def __init__(self, args: list[str], log_path: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, args: list[str], log_path: Path) -> None:
         self.port = _free_port()
         self.log_path = log_path
         self._log = log_path.open("wb")
@@ -49,7 +47,6 @@ class Operator:
             ],
             stdout=self._log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
         )
 
     def readyz(self) -> tuple[int, str]:
@@ -106,9 +103,12 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def launch_operators(
-    kubeconfig: Path, namespace: str, log_dir: Path
+    kubeconfig: Path, namespace: str, log_dir: Path, *, flags: Sequence[str] = ()
 ) -> Iterator[Callable[..., Operator]]:
-    """Yield `start(*flags, kubeconfig_path=None)`; stop every operator started on exit."""
+    """Yield `start(*flags, kubeconfig_path=None)`; stop every operator started on exit.
+
+    `flags` go to every operator started (e.g. `("--watch-timeout-seconds", "2,5")`), before
+    the flags of each `start`."""
     started: list[Operator] = []
 
     def start(*extra: str, kubeconfig_path: Path | None = None) -> Operator:
@@ -121,6 +121,7 @@ def launch_operators(
             namespace,
             "--workers",
             "2",
+            *flags,
             *extra,
         ]
         op = Operator(args, log_dir / f"operator-{len(started)}.log")
