@@ -57,7 +57,7 @@ class Case:
     argv: tuple[str, ...]
     """The arguments of `t9k-sdk`."""
     target: float | None
-    """CPU seconds the command should stay under (issue 24)."""
+    """CPU seconds the command should stay under (the targets in docs/performance.md)."""
     cli: bool = True
     """False: `python -c pass` instead of `t9k-sdk`."""
 

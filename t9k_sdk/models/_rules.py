@@ -76,7 +76,7 @@ class Msg:
     CAIJ_WORKER_CONTAINER = (
         "the worker pod template needs a container named 'worker' (the training container)"
     )
-    # DeepSpeedJob and ColossalAIJob: what the launchers can run (issue 10)
+    # DeepSpeedJob and ColossalAIJob: what the launchers can run
     RUN_EMPTY = (
         "must name what to launch, the script, module or program first and then its arguments"
         " (an empty list launches nothing; it is allowed only with runMode.debug.enabled)"
