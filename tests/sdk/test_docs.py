@@ -234,6 +234,30 @@ def test_help_texts_do_not_depend_on_the_terminal(monkeypatch: pytest.MonkeyPatc
     assert gen.render_help() == narrow
 
 
+# -- the architecture page ----------------------------------------------------------------------
+
+
+def test_the_architecture_page_lists_every_import_contract() -> None:
+    """The table of import contracts is the house's rules for a newcomer: a contract added to
+    pyproject.toml without a row there is a rule nobody reads."""
+    import tomllib
+
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    page = (DOCS / "concepts" / "architecture.md").read_text()
+    table = page.split("## The import contracts", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ")]
+
+    def plain(text: str) -> str:
+        return re.sub(r"[`*]", "", text).lower()
+
+    missing = [
+        c["name"]
+        for c in contracts["contracts"]
+        if not any(plain(c["name"]).startswith(plain(row)) for row in rows[1:])
+    ]
+    assert not missing, f"contracts without a row in docs/concepts/architecture.md: {missing}"
+
+
 # -- the changelog ----------------------------------------------------------------------------
 
 
