@@ -5,13 +5,18 @@
 
 Modules (all private; `main` is the entry point of the `t9k-sdk` console script):
 
-* `_app`: the parser and `main`, where every error becomes a message and an exit status;
-* `_commands`: every command's arguments and help; its code is imported when it runs, so
-  `--help`, `--version` and `completion` load no pydantic, models or YAML;
-* `_offline`: render, validate, crds, convert, plan, install, argocd-health (no cluster
-  needed);
-* `_cluster`: apply, diff, get, describe, wait, logs, pause, resume, scale, delete (through
-  `t9k_sdk.client.Client`);
+* `_app`: the parser, built from the commands, and `main`, where every error becomes a message
+  and an exit status;
+* `_commands`: one module per command (render, validate, crds, convert, plan, install,
+  argocd_health, apply, diff, get, describe, wait, logs, pause (and resume), scale, delete,
+  completion), each with `add`, its arguments and help, beside `run`, what it does; `run`
+  imports the command's code when it runs, so `--help`, `--version` and `completion` load no
+  pydantic, models or YAML;
+* `_declare`: `command`, the one way a command declares its parser, and the options several
+  commands share;
+* `_cluster`: what the cluster commands share when they run (the connection through
+  `t9k_sdk.client.Client`, the jobs of `-f`, KIND and NAME, printing jobs);
+* `_output`: the offline commands' output format and directory, and writing files;
 * `_sources`: the one reader of job inputs (YAML and JSON files, directories, `-`, Python
   files and modules), and what each command accepts;
 * `_errors`: the exit codes, the usage error, the error and data printers;

@@ -1,9 +1,8 @@
 """`t9k-sdk`'s parser and `main`: every command is registered here and every error ends here.
 
-The commands' arguments are in `_commands`; what they do is in `_offline` (render, validate,
-crds, convert, plan, install, argocd-health) and `_cluster` (apply, diff, get, describe, wait,
-logs, pause, resume, scale, delete), imported only when one of them runs. Each returns an exit
-status of `t9k_sdk.cli._errors`; `main` turns what they raise into a message and a status:
+Each command is a module of `t9k_sdk.cli._commands` (`COMMANDS`): its `add` declares its parser
+and its `run`, which imports what the command needs only when it runs, returns an exit status of
+`t9k_sdk.cli._errors`. `main` turns what they raise into a message and a status:
 `UsageError` -> the command's usage, the message, `EXIT_USAGE`; a `T9kError` (a client or
 manifest error) -> the message, `EXIT_FAILED` (`diff`: `EXIT_DIFF_ERROR`); Ctrl-C ->
 `EXIT_INTERRUPTED`; a closed standard output (`t9k-sdk render jobs/ | head`) -> `EXIT_OK`.
@@ -19,7 +18,7 @@ import sys
 from typing import NoReturn
 
 from t9k_sdk import __version__
-from t9k_sdk.cli import _commands
+from t9k_sdk.cli._commands import COMMANDS
 from t9k_sdk.cli._errors import (
     DIFF_EXIT_CODES,
     EXIT_FAILED,
@@ -75,10 +74,10 @@ def _parser() -> _Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"t9k-sdk {__version__}")
+    parser.set_defaults(root=parser)  # what `completion` describes
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    _commands.add_offline(sub)
-    _commands.add_cluster(sub)
-    _commands.add_completion(sub, parser)
+    for command in COMMANDS:
+        command.add(sub)
     return parser
 
 

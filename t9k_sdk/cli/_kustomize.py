@@ -1,6 +1,6 @@
 """`t9k-sdk render --out-dir DIR`: which files to write, which kustomization, which files to prune.
 
-Everything here reads the directory and returns a plan (`plan_out_dir`); `_offline` writes it.
+Everything here reads the directory and returns a plan (`plan_out_dir`); `render` writes it.
 Every job file render writes starts with `JOB_HEADER`: that marker is how a later render knows
 which files it wrote, so that `--prune` deletes only those (never a file without the marker, a
 symbolic link or anything in a subdirectory).

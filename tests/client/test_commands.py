@@ -11,7 +11,7 @@ import pytest
 
 from t9k_sdk import GenericJob, Replica, load_all_yaml
 from t9k_sdk.cli import main
-from t9k_sdk.cli._cluster import spec_summary
+from t9k_sdk.cli._commands.describe import spec_summary
 
 REPO = Path(__file__).resolve().parents[2]
 VERBS = ("apply", "get", "describe", "wait", "logs", "pause", "resume", "scale", "delete")

@@ -281,7 +281,7 @@ def _job() -> Any:
 def fake(monkeypatch: pytest.MonkeyPatch) -> Callable[..., _Client]:
     def install(**kwargs: Any) -> _Client:
         client = _Client(**kwargs)
-        monkeypatch.setattr(_cluster, "_connect", lambda args: client)
+        monkeypatch.setattr(_cluster, "connect", lambda args: client)
         return client
 
     return install
