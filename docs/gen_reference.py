@@ -62,6 +62,9 @@ API_MD = ROOT / "docs" / "reference" / "api.md"
 PYTHON_MD = ROOT / "docs" / "reference" / "python.md"
 VALIDATION_MD = ROOT / "docs" / "concepts" / "validation.md"
 CLI_MD = ROOT / "docs" / "reference" / "cli.md"
+ARCHITECTURE_MD = ROOT / "docs" / "concepts" / "architecture.md"
+LAYERS_BEGIN = "<!-- BEGIN GENERATED: layers (docs/gen_reference.py, from pyproject.toml) -->"
+LAYERS_END = "<!-- END GENERATED: layers -->"
 RULES_BEGIN = "<!-- BEGIN GENERATED: rules (docs/gen_reference.py) -->"
 RULES_END = "<!-- END GENERATED: rules -->"
 HELP_BEGIN = "<!-- BEGIN GENERATED: help texts (docs/gen_reference.py) -->"
@@ -1143,12 +1146,37 @@ def _members_lines(cls: type, names: set[str]) -> list[str]:
 # =============================================================================================
 
 
+def render_layers() -> str:
+    """The layers contracts of pyproject.toml as stacks, each layer above the ones it may import:
+    what import-linter enforces, drawn from the same declaration, so the picture cannot drift."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    lines = [LAYERS_BEGIN, ""]
+    for contract in config["contracts"]:
+        if contract["type"] != "layers":
+            continue
+        inside = "".join(f" (inside `{c}`)" for c in contract.get("containers", []))
+        lines += [f"**{contract['name']}**{inside}", "", "```{.text .diagram}"]
+        for i, layer in enumerate(contract["layers"]):
+            if i:
+                lines.append("      ▼")
+            lines.append("  " + "  |  ".join(part.strip() for part in layer.split("|")))
+        lines += ["```", ""]
+    lines.append(LAYERS_END)
+    return "\n".join(lines)
+
+
 def render_all() -> dict[Path, str]:
     """Path -> the text it should have."""
     entries = discover()
     out = {API_MD: render_api(entries), PYTHON_MD: render_python()}
     if VALIDATION_MD.exists():
         out[VALIDATION_MD] = splice_rules(VALIDATION_MD.read_text(), render_rules(entries))
+    if ARCHITECTURE_MD.exists():
+        out[ARCHITECTURE_MD] = splice(
+            ARCHITECTURE_MD.read_text(), render_layers(), LAYERS_BEGIN, LAYERS_END
+        )
     if CLI_MD.exists():
         page = splice(CLI_MD.read_text(), render_help(), HELP_BEGIN, HELP_END)
         page = splice(page, render_exit_status(), EXIT_BEGIN, EXIT_END)
