@@ -49,7 +49,7 @@ if str(REPO_ROOT) not in sys.path:  # run as `python tools/demo.py`
 
 from t9k_sdk import _objects as o  # noqa: E402
 from t9k_sdk import codecs, models  # noqa: E402
-from t9k_sdk._kube.errors import ApiError  # noqa: E402
+from t9k_sdk._kube.api_error import ApiError  # noqa: E402
 from t9k_sdk._kube.resources import (  # noqa: E402
     NAMESPACES,
     PERSISTENT_VOLUME_CLAIMS,

@@ -42,7 +42,7 @@ from t9k_operator.workqueue import Backoff, QueueMetrics, WorkQueue
 from t9k_sdk import _conventions as names
 from t9k_sdk import _objects as o
 from t9k_sdk import models
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
     CONFIG_MAPS,

@@ -34,7 +34,7 @@ from t9k_operator.logs import fields
 from t9k_operator.memory import Expectations, JobKey, JobMemory, job_key_str
 from t9k_sdk import _objects as o
 from t9k_sdk import models
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import PODS, SERVICES, Resource, resource_for
 from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Plan, ownership
 

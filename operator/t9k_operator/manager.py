@@ -30,7 +30,7 @@ from t9k_operator.leader import LeaderElector, LeaseSettings, default_identity
 from t9k_operator.logs import fields
 from t9k_operator.metrics import OperatorMetrics
 from t9k_sdk import __version__
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import JOB_RESOURCES
 from t9k_sdk.reconcile import reconcile as core_reconcile
 

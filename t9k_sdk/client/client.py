@@ -28,7 +28,7 @@ from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk._kube import config
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import EVENTS, PODS, Resource
 from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient, Response
 from t9k_sdk._objects import parse_time

@@ -18,7 +18,7 @@ from t9k_operator.health import HealthServer
 from t9k_operator.metrics import JOB_PHASES, OperatorMetrics
 from t9k_operator.workqueue import WorkQueue
 from t9k_sdk import models
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk.reconcile import Observed, Plan
 from tests.operator.fakes import FakeCluster, job
 
