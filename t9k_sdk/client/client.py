@@ -52,15 +52,7 @@ from t9k_sdk.client.errors import (
     stuck_error_class,
 )
 from t9k_sdk.client.format import human_age
-from t9k_sdk.client.kinds import KINDS, JobKind, KindLike, resolve_kind
-from t9k_sdk.client.logs import (
-    LogLine,
-    LogStream,
-    LogUnavailableError,
-    PodSnapshot,
-    follow_logs,
-)
-from t9k_sdk.client.status import (
+from t9k_sdk.client.job_state import (
     TERMINAL_PHASES,
     JobEvent,
     Progress,
@@ -70,6 +62,14 @@ from t9k_sdk.client.status import (
     event_from,
     progress_key,
     sort_events,
+)
+from t9k_sdk.client.kinds import KINDS, JobKind, KindLike, resolve_kind
+from t9k_sdk.client.logs import (
+    LogLine,
+    LogStream,
+    LogUnavailableError,
+    PodSnapshot,
+    follow_logs,
 )
 from t9k_sdk.codecs import AnyJob, Buildable
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
