@@ -151,7 +151,7 @@ crds: $(STAMP) ## Regenerate the committed CRDs (operator/deploy, deploy/) and t
 	$(BIN)/python docs/gen_reference.py
 
 .PHONY: install-files
-install-files: $(STAMP) ## Regenerate the committed kustomize tree (deploy/kustomize) and Helm chart (deploy/helm) from t9k_sdk/install.py
+install-files: $(STAMP) ## Regenerate the committed kustomize tree (deploy/kustomize) and Helm chart (deploy/helm) from t9k_sdk/install.py and install_trees.py
 	rm -rf deploy/kustomize deploy/helm/t9k-operator
 	$(BIN)/t9k-sdk install --kustomize deploy/kustomize
 	$(BIN)/t9k-sdk install --helm-chart deploy/helm/t9k-operator

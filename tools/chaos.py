@@ -56,7 +56,7 @@ from typing import Any, Final
 from kubernetes import config as kube_config
 
 from t9k_sdk import _objects as o
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
     CONFIG_MAPS,

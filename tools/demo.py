@@ -49,7 +49,7 @@ if str(REPO_ROOT) not in sys.path:  # run as `python tools/demo.py`
 
 from t9k_sdk import _objects as o  # noqa: E402
 from t9k_sdk import codecs, models  # noqa: E402
-from t9k_sdk._kube.errors import ApiError  # noqa: E402
+from t9k_sdk._kube.api_error import ApiError  # noqa: E402
 from t9k_sdk._kube.resources import (  # noqa: E402
     NAMESPACES,
     PERSISTENT_VOLUME_CLAIMS,
@@ -371,7 +371,7 @@ def volume_claims(jobs: Sequence[DemoJob]) -> list[str]:
     return sorted(claims)
 
 
-class Cluster:
+class DemoCluster:
     """The demo's cluster: its jobs through `t9k_sdk.client.Client`; the namespace and the
     placeholder volumes (not jobs: the client does not do them) through the same connection."""
 
@@ -449,7 +449,7 @@ def wait_until(check: Callable[[], bool], what: str, timeout: float) -> None:
 
 
 def apply_jobs(
-    out: Out, kube: Cluster, jobs: Sequence[DemoJob], seconds: int, simulated: bool = True
+    out: Out, kube: DemoCluster, jobs: Sequence[DemoJob], seconds: int, simulated: bool = True
 ) -> None:
     old = kube.jobs()
     if old:
@@ -636,7 +636,7 @@ def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
-def watch(out: Out, kube: Cluster, jobs: Sequence[DemoJob], timeout: float) -> list[Row]:
+def watch(out: Out, kube: DemoCluster, jobs: Sequence[DemoJob], timeout: float) -> list[Row]:
     table = Table(out)
     awaited = [j for j in jobs if j.awaited]
     started = time.monotonic()
@@ -766,7 +766,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.step(2, steps, "Start the local control plane (or reuse it)")
         cluster_up(out)
         client = Client(kubeconfig=cluster_tool.KUBECONFIG, namespace=NAMESPACE)
-        kube = Cluster(client)
+        kube = DemoCluster(client)
         out.step(3, steps, "Start the operator (or reuse it)")
         kube.ensure_namespace()  # the operator's Lease lives there
         start_operator(out, args.restart_operator)

@@ -189,7 +189,7 @@ def build_images(out: demo.Out) -> tuple[str, str]:
     return image_tool.IMAGES["train"].ref, image_tool.IMAGES["base"].ref
 
 
-def scripts_configmap(kube: demo.Cluster) -> None:
+def scripts_configmap(kube: demo.DemoCluster) -> None:
     data = {p.name: p.read_text() for p in sorted(TRAINING.glob("*.py"))}
     body = {"metadata": {"name": SCRIPTS}, "data": data}
     path = f"/api/v1/namespaces/{demo.NAMESPACE}/configmaps"
@@ -263,7 +263,7 @@ def main(out: demo.Out, restart_operator: bool, timeout: float) -> int:
     out.step(2, steps, "Start the local cluster with its real node (or reuse it)")
     demo.cluster_up(out)
     client = Client(kubeconfig=cluster_tool.KUBECONFIG, namespace=demo.NAMESPACE)
-    kube = demo.Cluster(client)
+    kube = demo.DemoCluster(client)
     out.step(3, steps, "Start the operator (or reuse it)")
     kube.ensure_namespace()
     demo.start_operator(out, restart_operator)

@@ -32,11 +32,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from t9k_operator.errors import ApiError
 from t9k_operator.ratelimit import TokenBucket
 from t9k_sdk import __version__ as _VERSION
 from t9k_sdk import _conventions as names
 from t9k_sdk._kube import config, listwatch
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.config import ConfigError
 from t9k_sdk._kube.listwatch import ListResult, WatchEvent, WatchStream
 from t9k_sdk._kube.resources import EVENTS, LEASES, Resource, resource_for

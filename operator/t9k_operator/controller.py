@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from t9k_operator.errors import ApiError
 from t9k_operator.events import EventRecorder
 from t9k_operator.execute import ClusterApi, PassResult, PlanExecutor
 from t9k_operator.informer import WATCH_TIMEOUT, Informer, Store
@@ -43,6 +42,7 @@ from t9k_operator.workqueue import Backoff, QueueMetrics, WorkQueue
 from t9k_sdk import _conventions as names
 from t9k_sdk import _objects as o
 from t9k_sdk import models
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
     CONFIG_MAPS,

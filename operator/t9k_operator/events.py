@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from t9k_operator.errors import ApiError
 from t9k_operator.logs import fields
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._objects import kind, meta
 from t9k_sdk.reconcile import Event
 

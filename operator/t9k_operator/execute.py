@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from t9k_operator.errors import ApiError
 from t9k_operator.events import EventRecorder
 from t9k_operator.informer import WatchSource, resource_version
 from t9k_operator.logs import fields
 from t9k_operator.memory import Expectations, JobKey, JobMemory, job_key_str
 from t9k_sdk import _objects as o
 from t9k_sdk import models
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import PODS, SERVICES, Resource, resource_for
 from t9k_sdk.reconcile import ChildFailure, Event, Manifest, Plan, ownership
 

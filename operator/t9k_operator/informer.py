@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 
 from t9k_operator.workqueue import Backoff
 from t9k_sdk import _objects as o
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.listwatch import ListResult, ListWatch, WatchStreamLike
 from t9k_sdk._kube.resources import Resource
 from t9k_sdk.reconcile import Manifest

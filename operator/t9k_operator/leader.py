@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from t9k_operator.errors import ApiError
 from t9k_operator.logs import fields
 from t9k_sdk import _objects as o
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk.reconcile import Manifest
 
 __all__ = ["LeaderElector", "LeaseSettings", "LeaseStore", "default_identity"]

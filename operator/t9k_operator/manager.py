@@ -25,12 +25,12 @@ from types import FrameType
 
 from t9k_operator.cluster import Cluster, ConfigError
 from t9k_operator.controller import Controller, ReconcileFn, Settings
-from t9k_operator.errors import ApiError
 from t9k_operator.health import HealthServer
 from t9k_operator.leader import LeaderElector, LeaseSettings, default_identity
 from t9k_operator.logs import fields
 from t9k_operator.metrics import OperatorMetrics
 from t9k_sdk import __version__
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import JOB_RESOURCES
 from t9k_sdk.reconcile import reconcile as core_reconcile
 

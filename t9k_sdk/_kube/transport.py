@@ -3,7 +3,7 @@
 `Transport` sends a path, a query and a JSON body through a `kubernetes.client.ApiClient` (it
 owns authentication, TLS and the connection pool) and answers with a `Response`: read it whole
 as JSON, or line by line as it streams (watches, logs). Every failure is an `ApiError`
-(`t9k_sdk._kube.errors`), status 0 when no answer came. A `Response` can be closed from any
+(`t9k_sdk._kube.api_error`), status 0 when no answer came. A `Response` can be closed from any
 thread, waking a reader blocked on it, through urllib3's public `HTTPResponse.shutdown()`
 (urllib3 >= 2.3).
 
@@ -29,7 +29,7 @@ import urllib3
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 
 __all__ = [
     "APPLY_PATCH",

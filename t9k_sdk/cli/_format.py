@@ -14,7 +14,7 @@ from typing import TextIO
 from t9k_sdk._duration import parse_duration
 from t9k_sdk.cli._terminal import NONCE, for_terminal, visible
 from t9k_sdk.client.format import human_age
-from t9k_sdk.client.status import parse_time, replica_counts, restarts
+from t9k_sdk.client.job_state import parse_time, replica_counts, restarts
 from t9k_sdk.codecs import AnyJob
 
 __all__ = [

@@ -42,9 +42,9 @@ from t9k_sdk.client.errors import (
     WaitError,
     WaitTimeoutError,
 )
+from t9k_sdk.client.job_state import JobEvent, Progress, WaitTarget
 from t9k_sdk.client.kinds import KINDS, JobKind, resolve_kind
 from t9k_sdk.client.logs import LogLine
-from t9k_sdk.client.status import JobEvent, Progress, WaitTarget
 
 if TYPE_CHECKING:
     from t9k_sdk.client.client import (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.transport import JSON, Response, Transport
 from t9k_sdk.client.errors import ApiRequestError, ClientError, ClusterUnreachableError
 

@@ -19,7 +19,7 @@ from dataclasses import KW_ONLY, InitVar, dataclass, field
 from typing import Any
 
 from t9k_sdk._kube import listwatch
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.listwatch import ListResult, ListWatch, WatchStream
 from t9k_sdk.client._api import Api, client_error
 from t9k_sdk.client.errors import ClientError, ClusterUnreachableError

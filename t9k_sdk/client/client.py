@@ -28,7 +28,7 @@ from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk._kube import config
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import EVENTS, PODS, Resource
 from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient, Response
 from t9k_sdk._objects import parse_time
@@ -52,15 +52,7 @@ from t9k_sdk.client.errors import (
     stuck_error_class,
 )
 from t9k_sdk.client.format import human_age
-from t9k_sdk.client.kinds import KINDS, JobKind, KindLike, resolve_kind
-from t9k_sdk.client.logs import (
-    LogLine,
-    LogStream,
-    LogUnavailableError,
-    PodSnapshot,
-    follow_logs,
-)
-from t9k_sdk.client.status import (
+from t9k_sdk.client.job_state import (
     TERMINAL_PHASES,
     JobEvent,
     Progress,
@@ -70,6 +62,14 @@ from t9k_sdk.client.status import (
     event_from,
     progress_key,
     sort_events,
+)
+from t9k_sdk.client.kinds import KINDS, JobKind, KindLike, resolve_kind
+from t9k_sdk.client.logs import (
+    LogLine,
+    LogStream,
+    LogUnavailableError,
+    PodSnapshot,
+    follow_logs,
 )
 from t9k_sdk.codecs import AnyJob, Buildable
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning

@@ -18,14 +18,14 @@ from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._objects import condition, parse_time
 from t9k_sdk.client.format import human_age
-from t9k_sdk.client.logs import replica_name
-from t9k_sdk.client.status import (
+from t9k_sdk.client.job_state import (
     BARRIER_PREFIX,
     STUCK_REASONS,
     JobEvent,
     phase_of,
     reported,
 )
+from t9k_sdk.client.logs import replica_name
 
 __all__ = ["Finding", "PodInfo", "diagnose", "pod_info"]
 

@@ -45,7 +45,7 @@ from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.models import ConditionStatus, JobConditionType, JobPhase, ReplicaPhase
 from t9k_sdk.models._base import _format_time
 from t9k_sdk.reconcile import ownership
-from t9k_sdk.reconcile import status as st
+from t9k_sdk.reconcile.conditions import Conditions, kstatus_conditions, phase_and_conditions
 from t9k_sdk.reconcile.kinds import KindRules, Mode, ReplicaGroup, rules_for
 from t9k_sdk.reconcile.observe import PodView, observe_pod
 from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Plan, Update
@@ -98,11 +98,11 @@ def _invalid_spec(
 ) -> Plan:
     prev = dict(o.status(job_manifest))
     message = "; ".join(str(p) for p in exc.problems)
-    conditions = st.Conditions(o.conditions(job_manifest), now)
+    conditions = Conditions(o.conditions(job_manifest), now)
     conditions.set(JobConditionType.INITIALIZED, ConditionStatus.FALSE, "InvalidSpec", message)
     conditions.set(JobConditionType.FAILED, ConditionStatus.TRUE, "InvalidSpec", message)
     conditions.set(JobConditionType.COMPLETED, ConditionStatus.TRUE, "InvalidSpec", message)
-    st.kstatus_conditions(conditions, JobPhase.FAILED.value)
+    kstatus_conditions(conditions, JobPhase.FAILED.value)
     status = _observed(
         job_manifest, {**prev, "phase": JobPhase.FAILED.value, "conditions": conditions.wire()}
     )
@@ -685,7 +685,7 @@ class _Pass:
         aggregate = {p.value.lower(): 0 for p in ReplicaPhase}
         for entry in self.entries.values():
             aggregate[str(entry["phase"]).lower()] += 1
-        phase, conditions, events = st.phase_and_conditions(
+        phase, conditions, events = phase_and_conditions(
             prev=self.prev,
             entries=[self.entries[s.name] for s in slots if s.name in self.entries],
             pods=self.pods,

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from t9k_sdk.client.diagnosis import Finding, diagnose, pod_info
-from t9k_sdk.client.status import JobEvent
+from t9k_sdk.client.job_state import JobEvent
 
 NOW = datetime(2026, 1, 1, 12, 10, tzinfo=UTC)
 BARRIER = "t9k bootstrap: worker bert-worker-1.bert: sshd did not answer within 600s"

@@ -20,7 +20,7 @@ import pytest
 from kubernetes import client as k8s
 
 from t9k_operator.cluster import Cluster
-from t9k_operator.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import LEASES
 from t9k_sdk.client._api import Api
 from t9k_sdk.client.errors import ApiRequestError

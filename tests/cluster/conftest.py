@@ -36,7 +36,7 @@ from kubernetes import client, config
 from tests.cluster.e2e_helpers import E2E, Jobs, pod_history
 from tests.cluster.real_helpers import RealNode, base_image, train_image
 from tools import cluster as cluster_tool
-from tools.kit import Cluster, Operator, fresh_namespace, launch_operators
+from tools.kit import ControlPlane, Operator, fresh_namespace, launch_operators
 
 CLUSTER_SCRIPT = Path(cluster_tool.__file__)
 
@@ -57,7 +57,7 @@ def _run_tool(*args: str, timeout: float | None) -> subprocess.CompletedProcess[
 
 
 @pytest.fixture(scope="session")
-def cluster() -> Iterator[Cluster]:
+def cluster() -> Iterator[ControlPlane]:
     required = cluster_required()
     reused = cluster_tool.healthy()
     # `up` on a healthy cluster only re-applies the CRDs; otherwise it starts a fresh one. Only
@@ -73,14 +73,14 @@ def cluster() -> Iterator[Cluster]:
         if required:
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
-    yield Cluster.running(started_by_session=not reused)
+    yield ControlPlane.running(started_by_session=not reused)
     if not reused and os.environ.get("T9K_KEEP_CLUSTER", "") != "1":
         proc = _run_tool("down", timeout=120)
         assert proc.returncode == 0, f"tools/cluster.py down failed:\n{proc.stdout}{proc.stderr}"
 
 
 @pytest.fixture(scope="session")
-def real_node(cluster: Cluster, core_v1: client.CoreV1Api) -> RealNode:
+def real_node(cluster: ControlPlane, core_v1: client.CoreV1Api) -> RealNode:
     """The real node, Ready, with the base and training images in its containerd."""
     state = cluster_tool.read_state()
     if state is None or state.node is None:
@@ -104,7 +104,7 @@ def real_node(cluster: Cluster, core_v1: client.CoreV1Api) -> RealNode:
 
 
 @pytest.fixture(scope="session")
-def kubeconfig(cluster: Cluster) -> Path:
+def kubeconfig(cluster: ControlPlane) -> Path:
     return cluster.kubeconfig
 
 

@@ -10,12 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.kit import Cluster
+from tools.kit import ControlPlane
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "operator.py"
 
 
-def test_quick_run_writes_every_figure(cluster: Cluster, tmp_path: Path) -> None:
+def test_quick_run_writes_every_figure(cluster: ControlPlane, tmp_path: Path) -> None:
     # `cluster` only for its rule on skipping (binaries built, or T9K_REQUIRE_CLUSTER=1 fails).
     out = tmp_path / "result.json"
     proc = subprocess.run(

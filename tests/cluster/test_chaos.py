@@ -15,10 +15,10 @@ import json
 from pathlib import Path
 
 from tools import chaos
-from tools.kit import Cluster
+from tools.kit import ControlPlane
 
 
-def test_faults_lose_nothing_and_duplicate_nothing(cluster: Cluster, tmp_path: Path) -> None:
+def test_faults_lose_nothing_and_duplicate_nothing(cluster: ControlPlane, tmp_path: Path) -> None:
     result = chaos.run_campaign(cluster.kubeconfig, chaos.SIZES["small"], tmp_path, seed=13)
     detail = json.dumps(result, indent=2, sort_keys=True)
     assert result[

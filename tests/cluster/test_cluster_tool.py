@@ -7,7 +7,7 @@ import sys
 import time
 
 from tools import cluster as cluster_tool
-from tools.kit import Cluster
+from tools.kit import ControlPlane
 
 
 def _tool(*args: str) -> subprocess.CompletedProcess[str]:
@@ -20,7 +20,7 @@ def _tool(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_second_up_is_a_quick_no_op(cluster: Cluster) -> None:
+def test_second_up_is_a_quick_no_op(cluster: ControlPlane) -> None:
     before = cluster_tool.read_state()
     assert before is not None
     started = time.monotonic()
@@ -35,7 +35,7 @@ def test_second_up_is_a_quick_no_op(cluster: Cluster) -> None:
     assert [(p.name, p.pid) for p in after.processes] == [(p.name, p.pid) for p in before.processes]
 
 
-def test_status_lists_every_component_running(cluster: Cluster) -> None:
+def test_status_lists_every_component_running(cluster: ControlPlane) -> None:
     proc = _tool("status")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"):
@@ -44,7 +44,7 @@ def test_status_lists_every_component_running(cluster: Cluster) -> None:
     assert cluster.server in proc.stdout
 
 
-def test_env_prints_the_kubeconfig_export(cluster: Cluster) -> None:
+def test_env_prints_the_kubeconfig_export(cluster: ControlPlane) -> None:
     proc = _tool("env")
     assert proc.returncode == 0
     assert proc.stdout.strip() == f"export KUBECONFIG={cluster.kubeconfig}"

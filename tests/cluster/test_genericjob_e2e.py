@@ -16,7 +16,7 @@ from kubernetes import client
 
 from tests.cluster.e2e_helpers import Jobs, condition, replicas_of, restart_counts, stays
 from tools.kit import (
-    Cluster,
+    ControlPlane,
     colossalai_job,
     container,
     finish,
@@ -407,7 +407,7 @@ def test_t9k_scheduler_gets_a_pod_group_owned_by_the_job(
 
 
 def test_an_unschedulable_pod_shows_in_the_running_condition_and_an_event(
-    jobs: Jobs, cluster: Cluster
+    jobs: Jobs, cluster: ControlPlane
 ) -> None:
     gpus = str(cluster.max_gpus_per_node + 1)
     big = container("worker", ["train"], resources={"limits": {"nvidia.com/gpu": gpus}})

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from t9k_sdk._kube import config, listwatch
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import CONFIG_MAPS, PODS
 from t9k_sdk._kube.transport import Transport
 

@@ -14,7 +14,7 @@ from tools.kit import (
     REASON,
     RUN_FOR,
     TERMINAL_PHASES,
-    Cluster,
+    ControlPlane,
     pod,
     pod_gone,
     read_pod,
@@ -30,7 +30,7 @@ def _terminated(p: Any) -> list[Any]:
 
 
 def test_fake_nodes_advertise_cpu_memory_and_gpus(
-    core_v1: client.CoreV1Api, cluster: Cluster
+    core_v1: client.CoreV1Api, cluster: ControlPlane
 ) -> None:
     nodes = core_v1.list_node(label_selector="type=kwok").items
     assert sorted(n.metadata.name for n in nodes) == sorted(cluster.node_names)
@@ -46,7 +46,7 @@ def test_fake_nodes_advertise_cpu_memory_and_gpus(
 
 
 def test_bare_pod_lands_on_a_kwok_node_and_runs(
-    core_v1: client.CoreV1Api, namespace: str, cluster: Cluster
+    core_v1: client.CoreV1Api, namespace: str, cluster: ControlPlane
 ) -> None:
     core_v1.create_namespaced_pod(namespace, pod("bare", containers=("a", "b")))
     p = wait_phase(core_v1, namespace, "bare", ("Running",))
@@ -145,7 +145,7 @@ def test_deleting_a_running_pod_does_not_wait_for_the_grace_period(
 
 
 def test_pod_that_fits_a_node_gets_its_gpus(
-    core_v1: client.CoreV1Api, namespace: str, cluster: Cluster
+    core_v1: client.CoreV1Api, namespace: str, cluster: ControlPlane
 ) -> None:
     gpus = {"nvidia.com/gpu": str(cluster.max_gpus_per_node)}
     core_v1.create_namespaced_pod(namespace, pod("gpu-fits", limits=gpus))
@@ -154,7 +154,7 @@ def test_pod_that_fits_a_node_gets_its_gpus(
 
 
 def test_pod_asking_for_more_gpus_than_any_node_has_stays_pending(
-    core_v1: client.CoreV1Api, namespace: str, cluster: Cluster
+    core_v1: client.CoreV1Api, namespace: str, cluster: ControlPlane
 ) -> None:
     gpus = {"nvidia.com/gpu": str(cluster.max_gpus_per_node + 1)}
     core_v1.create_namespaced_pod(namespace, pod("gpu-greedy", limits=gpus))

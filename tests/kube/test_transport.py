@@ -21,7 +21,7 @@ import pytest
 from kubernetes import client as k8s
 
 from t9k_sdk._kube import config, listwatch
-from t9k_sdk._kube.errors import ApiError
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import JOB_RESOURCES, LEASES, PODS, job_resource, resource_for
 from t9k_sdk._kube.transport import Transport
 from t9k_sdk.models import JOB_KINDS

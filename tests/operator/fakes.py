@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from t9k_operator.cluster import ListResult
-from t9k_operator.errors import ApiError
 from t9k_sdk import models
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import Resource
 from t9k_sdk.reconcile import Event
 

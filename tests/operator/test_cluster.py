@@ -17,8 +17,8 @@ from kubernetes.client.exceptions import ApiException
 
 from t9k_operator.cluster import Cluster
 from t9k_operator.controller import Controller
-from t9k_operator.errors import ApiError
 from t9k_operator.leader import LeaderElector, LeaseSettings
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import CHILD_RESOURCES, JOB_RESOURCES, PODS
 from t9k_sdk.install import cluster_role_rules, install_manifests, lease_role_rules
 from t9k_sdk.reconcile import Deletion, Event, Plan, Update

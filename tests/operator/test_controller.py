@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from t9k_operator.controller import Controller, Settings
-from t9k_operator.errors import ApiError
 from t9k_operator.workqueue import Backoff
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk.reconcile import Deletion, Event, Observed, Plan, Update
 from tests.operator.fakes import FakeCluster, child, job
 

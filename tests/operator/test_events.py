@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from t9k_operator.errors import ApiError
 from t9k_operator.events import EventRecorder
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk.reconcile import Event
 
 JOB = {

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from t9k_operator.cluster import ListResult, WatchEvent
-from t9k_operator.errors import ApiError
 from t9k_operator.informer import Informer, Store
 from t9k_operator.workqueue import Backoff
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import PODS, Resource
 
 

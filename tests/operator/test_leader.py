@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from t9k_operator.errors import ApiError
 from t9k_operator.leader import LeaderElector, LeaseSettings
+from t9k_sdk._kube.api_error import ApiError
 
 
 class FakeLeases:

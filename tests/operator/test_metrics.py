@@ -13,12 +13,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from t9k_operator.controller import Controller, Settings
-from t9k_operator.errors import ApiError
 from t9k_operator.execute import launch_seconds
 from t9k_operator.health import HealthServer
 from t9k_operator.metrics import JOB_PHASES, OperatorMetrics
 from t9k_operator.workqueue import WorkQueue
 from t9k_sdk import models
+from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk.reconcile import Observed, Plan
 from tests.operator.fakes import FakeCluster, job
 

@@ -16,7 +16,7 @@ sim.py), until a pass plans nothing. Invariants:
   most 63;
 * **health as GitOps tools read it**: once settled, status.observedGeneration is the job's
   generation and Ready/Reconciling/Stalled agree with the phase (the table in
-  t9k_sdk/reconcile/status.py); a spec edit that changes nothing else ("edit") is exactly one
+  t9k_sdk/reconcile/conditions.py); a spec edit that changes nothing else ("edit") is exactly one
   status write, of the new observedGeneration alone.
 """
 
@@ -203,7 +203,7 @@ def _status_of(sim: Sim, type_: str) -> tuple[str, str]:
 
 
 def _check_health(sim: Sim) -> None:
-    """The kstatus conditions of a settled job agree with its phase (status.py's table)."""
+    """The kstatus conditions of a settled job agree with its phase (conditions.py's table)."""
     status = sim.status
     assert status.get("observedGeneration") == sim.job["metadata"]["generation"]
     phase = status["phase"]

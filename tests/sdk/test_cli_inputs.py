@@ -18,7 +18,7 @@ from t9k_sdk.cli import _cluster, main
 from t9k_sdk.cli._errors import DIFF_EXIT_CODES, EXIT_CODES
 from t9k_sdk.cli._sources import COMMANDS
 from t9k_sdk.client.errors import JobFailedError, WaitTimeoutError
-from t9k_sdk.client.status import Progress, WaitTarget
+from t9k_sdk.client.job_state import Progress, WaitTarget
 
 REPO = Path(__file__).resolve().parents[2]
 MNIST = (REPO / "examples" / "genericjob_mnist.yaml").read_text()

@@ -1,10 +1,10 @@
 """The test kit: what the tests (tests/cluster), the tools (tools/chaos.py, tools/demo.py) and
 the benchmarks (bench/) share to drive the local control plane of tools/cluster.py.
 
-    from tools.kit import Cluster, generic_job, replica, finish, launch_operators
+    from tools.kit import ControlPlane, generic_job, replica, finish, launch_operators
 
-* The control plane: `Cluster.running()` (the one `tools/cluster.py up` started), `wait_for`,
-  `fresh_namespace`, `request`, pod reads and `service_account_kubeconfig`.
+* The control plane: `ControlPlane.running()` (the one `tools/cluster.py up` started),
+  `wait_for`, `fresh_namespace`, `request`, pod reads and `service_account_kubeconfig`.
 * Manifest factories: `generic_job`, `deepspeed_job`, `colossalai_job`, `replica`, `container`,
   `template`, `pod`, and `finish(...)`, the kwok annotations that make a pod end.
 * Operator launchers: `Operator` (one `t9k-operator` process) and `launch_operators`, plus
@@ -16,7 +16,7 @@ not part of the package users install.
 
 from tools.kit._control_plane import (
     TERMINAL_PHASES,
-    Cluster,
+    ControlPlane,
     fresh_namespace,
     pod_gone,
     read_pod,
@@ -58,7 +58,7 @@ __all__ = [
     "REASON",
     "RUN_FOR",
     "TERMINAL_PHASES",
-    "Cluster",
+    "ControlPlane",
     "Operator",
     "colossalai_job",
     "container",

@@ -24,7 +24,7 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True)
-class Cluster:
+class ControlPlane:
     """The running local control plane (the tests' `cluster` fixture)."""
 
     kubeconfig: Path
@@ -34,7 +34,7 @@ class Cluster:
     max_gpus_per_node: int = cluster_tool.MAX_GPUS_PER_NODE
 
     @classmethod
-    def running(cls, *, started_by_session: bool = False) -> Cluster:
+    def running(cls, *, started_by_session: bool = False) -> ControlPlane:
         """The control plane `tools/cluster.py up` started (its state in .cluster/)."""
         state = cluster_tool.read_state()
         if state is None:

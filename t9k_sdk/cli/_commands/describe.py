@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from t9k_sdk.cli._format import Cell, Painter
     from t9k_sdk.client.client import Description
     from t9k_sdk.client.diagnosis import Finding, PodInfo
-    from t9k_sdk.client.status import JobEvent
+    from t9k_sdk.client.job_state import JobEvent
     from t9k_sdk.codecs import AnyJob
 
 __all__ = ["add", "run", "spec_summary"]
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     from t9k_sdk.cli import _cluster
     from t9k_sdk.cli._format import PHASE_STYLES, render_table
-    from t9k_sdk.client.status import parse_time, replica_counts, restarts
+    from t9k_sdk.client.job_state import parse_time, replica_counts, restarts
 
     kind, name = _cluster.kind_and_name(args.args, "describe")
     paint = _cluster.painter(sys.stdout)

@@ -107,7 +107,7 @@ def _watch(
     from t9k_sdk import codecs
     from t9k_sdk.cli import _cluster
     from t9k_sdk.cli._format import job_row, parse_duration, table_headers
-    from t9k_sdk.client.status import TERMINAL_PHASES
+    from t9k_sdk.client.job_state import TERMINAL_PHASES
 
     wide = args.output == "wide"
     headers = table_headers(namespace=args.all_namespaces, wide=wide)

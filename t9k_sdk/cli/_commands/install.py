@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         install_manifests,
         network_policy,
     )
-    from t9k_sdk.install_files import (
+    from t9k_sdk.install_trees import (
         DEFAULT_WATCH_NAMESPACE,
         helm_chart_files,
         kustomize_files,

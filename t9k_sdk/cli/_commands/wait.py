@@ -12,7 +12,7 @@ from t9k_sdk.cli._declare import KINDS_HELP, Subcommands, command
 from t9k_sdk.cli._errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, UsageError, error, say
 
 if TYPE_CHECKING:
-    from t9k_sdk.client.status import Progress, WaitTarget
+    from t9k_sdk.client.job_state import Progress, WaitTarget
 
 __all__ = ["add", "run"]
 
@@ -63,7 +63,7 @@ def add(sub: Subcommands) -> None:
 
 def _wait_target(text: str) -> WaitTarget:
     """`--for`, parsed once, when the command line is read (argparse's `type`)."""
-    from t9k_sdk.client.status import WaitTarget
+    from t9k_sdk.client.job_state import WaitTarget
 
     try:
         return WaitTarget.parse(text)

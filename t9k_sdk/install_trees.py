@@ -17,7 +17,7 @@ so they hold the same objects:
         adds the NetworkPolicy)
 
 `t9k-sdk install --kustomize DIR` and `--helm-chart DIR` write them; `make install-files`
-regenerates the committed copies in deploy/ (tests/operator/test_install_files.py fails when
+regenerates the committed copies in deploy/ (tests/operator/test_install_trees.py fails when
 they are out of date).
 
 The Helm templates are made by rendering the install with marker values (a namespace, a watched

@@ -1,4 +1,4 @@
-"""The kustomize tree and Helm chart of the operator (t9k_sdk/install_files.py), the committed
+"""The kustomize tree and Helm chart of the operator (t9k_sdk/install_trees.py), the committed
 copies in deploy/, and `t9k-sdk install --kustomize DIR` / `--helm-chart DIR` that write them.
 
 What kubectl and helm make of the files is checked against the real tools in
@@ -16,7 +16,7 @@ import pytest
 
 from t9k_sdk._yaml import load_documents
 from t9k_sdk.cli import main
-from t9k_sdk.install_files import (
+from t9k_sdk.install_trees import (
     IMAGE_REPOSITORY_PATTERN,
     NAMESPACE_PATTERN,
     helm_chart_files,
@@ -48,7 +48,7 @@ def test_committed_trees_are_what_the_generator_writes(tree: str) -> None:
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text)
     on_disk = _on_disk(root)
-    hint = "run `make install-files` (t9k_sdk/install.py or install_files.py changed)"
+    hint = "run `make install-files` (t9k_sdk/install.py or install_trees.py changed)"
     assert sorted(on_disk) == sorted(expected), f"{tree}: files differ from the generator; {hint}"
     stale = [name for name in expected if on_disk[name] != expected[name]]
     assert not stale, f"{tree}: {stale} are out of date; {hint}"

@@ -9,7 +9,7 @@ import pytest
 
 from t9k_sdk import models
 from t9k_sdk.client import errors
-from t9k_sdk.client.status import (
+from t9k_sdk.client.job_state import (
     StuckClock,
     WaitTarget,
     evaluate,
