@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from t9k_sdk.cli._errors import UsageError
+from t9k_sdk.cli._errors import EXIT_FAILED, EXIT_OK, UsageError, error
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["format_and_directory", "plural", "write_files"]
+__all__ = ["format_and_directory", "plural", "write_and_report", "write_files"]
 
 _FORMATS = ("yaml", "json")
 
@@ -74,3 +75,17 @@ def write_files(directory: Path, files: Mapping[str, str]) -> list[Path]:
     for temp, final in staged:
         temp.replace(final)
     return [final for _, final in staged]
+
+
+def write_and_report(directory: Path, files: Mapping[str, str], noun: str) -> int:
+    """`write_files`, then the paths written on standard error (`wrote 3 CRDs to DIR:`); an
+    error that left nothing written is said as such. The exit status."""
+    try:
+        written = write_files(directory, files)
+    except OSError as exc:
+        error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
+        return EXIT_FAILED
+    print(f"wrote {plural(len(written), noun)} to {directory}:", file=sys.stderr)
+    for path in written:
+        print(f"  {path}", file=sys.stderr)
+    return EXIT_OK

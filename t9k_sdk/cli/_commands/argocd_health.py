@@ -7,8 +7,8 @@ import argparse
 import sys
 
 from t9k_sdk.cli._declare import Subcommands, command
-from t9k_sdk.cli._errors import EXIT_FAILED, EXIT_OK, UsageError, error, print_data
-from t9k_sdk.cli._output import plural, write_files
+from t9k_sdk.cli._errors import EXIT_OK, UsageError, print_data
+from t9k_sdk.cli._output import write_and_report
 
 __all__ = ["add", "run"]
 
@@ -67,15 +67,7 @@ def run(args: argparse.Namespace) -> int:
                 f" {argocd.PATCH_FILE}); give one or the other"
             )
         directory = Path(args.out_dir)
-        try:
-            written = write_files(directory, argocd.deploy_files())
-        except OSError as exc:
-            error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
-            return EXIT_FAILED
-        print(f"wrote {plural(len(written), 'file')} to {directory}:", file=sys.stderr)
-        for path in written:
-            print(f"  {path}", file=sys.stderr)
-        return EXIT_OK
+        return write_and_report(directory, argocd.deploy_files(), "file")
     if args.output == "lua":
         sys.stdout.write(argocd.health_lua())
     elif args.output == "json":

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from t9k_sdk.cli._declare import Subcommands, command, output_options
-from t9k_sdk.cli._errors import EXIT_FAILED, EXIT_OK, error, list_payload, print_data
-from t9k_sdk.cli._output import format_and_directory, plural, write_files
+from t9k_sdk.cli._errors import EXIT_OK, list_payload, print_data
+from t9k_sdk.cli._output import format_and_directory, write_and_report
 
 __all__ = ["add", "run"]
 
@@ -49,12 +49,4 @@ def run(args: argparse.Namespace) -> int:
     if directory is None:
         sys.stdout.write("---\n".join(files.values()))
         return EXIT_OK
-    try:
-        written = write_files(directory, files)
-    except OSError as exc:
-        error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
-        return EXIT_FAILED
-    print(f"wrote {plural(len(written), 'CRD')} to {directory}:", file=sys.stderr)
-    for path in written:
-        print(f"  {path}", file=sys.stderr)
-    return EXIT_OK
+    return write_and_report(directory, files, "CRD")
