@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from t9k_operator.events import MESSAGE_LIMIT, aggregate
 from t9k_operator.ratelimit import TokenBucket
 from t9k_sdk import __version__ as _VERSION
 from t9k_sdk import _conventions as names
@@ -305,9 +306,9 @@ class Cluster:
     ) -> int:
         """Record `events` on `job`; return how many API writes that took.
 
-        Identical consecutive events in `events` become one Event with their count. An Event that
-        repeats one recorded for the same job in the last ten minutes bumps that Event's `count`
-        and `lastTimestamp` (a patch), as `kubectl describe` readers expect, instead of piling up.
+        `events` become one Event per type and reason (`events.aggregate`). An Event of the same
+        job, type and reason recorded in the last ten minutes gets the new count, message and
+        `lastTimestamp` (a patch) instead of another Event, as `kubectl describe` readers expect.
         """
         self._recording.events = True
         try:
@@ -319,16 +320,10 @@ class Cluster:
         self, job: Mapping[str, Any], events: Sequence[Event], now: datetime | None
     ) -> int:
         namespace, uid = meta(job).namespace, meta(job).uid
-        runs: list[tuple[Event, int]] = []
-        for event in events:
-            if runs and runs[-1][0] == event:
-                runs[-1] = (event, runs[-1][1] + 1)
-            else:
-                runs.append((event, 1))
         stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
         writes = 0
-        for event, repeats in runs:
-            key = (namespace, uid, event.type, event.reason, event.message)
+        for event, repeats in aggregate(events):
+            key = (namespace, uid, event.type, event.reason)
             with self._events_lock:
                 known = self._events.get(key)
             mono = time.monotonic()
@@ -339,7 +334,11 @@ class Cluster:
                         "PATCH",
                         EVENTS.path(namespace, name),
                         what=f"patch event {namespace}/{name}",
-                        body={"count": count + repeats, "lastTimestamp": stamp},
+                        body={
+                            "count": count + repeats,
+                            "lastTimestamp": stamp,
+                            "message": event.message[:MESSAGE_LIMIT],
+                        },
                         content_type=MERGE_PATCH,
                     )
                     writes += 1
@@ -407,7 +406,7 @@ def _event_manifest(
         },
         "type": event.type,
         "reason": event.reason,
-        "message": event.message[:1024],
+        "message": event.message[:MESSAGE_LIMIT],
         "count": count,
         "firstTimestamp": stamp,
         "lastTimestamp": stamp,

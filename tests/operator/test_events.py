@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from t9k_operator.events import EventRecorder
+from t9k_operator.events import MESSAGE_LIMIT, EventRecorder, aggregate
 from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk.reconcile import Event
 
@@ -48,7 +48,7 @@ def test_before_start_events_are_written_inline() -> None:
 
 def test_record_returns_while_the_writer_is_busy_and_stop_flushes() -> None:
     writer = SlowWriter()
-    recorder = EventRecorder(writer, capacity=10)
+    recorder = EventRecorder(writer, capacity=10, window=0)
     recorder.start()
     recorder.record(JOB, [event("A")])
     assert writer.started.wait(5)
@@ -65,7 +65,7 @@ def test_a_full_queue_drops_new_events_counts_and_logs_them(
 ) -> None:
     writer = SlowWriter()
     dropped: list[int] = []
-    recorder = EventRecorder(writer, capacity=1, on_drop=dropped.append)
+    recorder = EventRecorder(writer, capacity=1, window=0, on_drop=dropped.append)
     recorder.start()
     recorder.record(JOB, [event("A")])
     assert writer.started.wait(5)  # A is being written; the queue is empty again
@@ -90,10 +90,59 @@ def test_a_failed_write_is_logged_and_the_next_batch_still_goes(
         written.extend(e.reason for e in events)
         return len(events)
 
-    recorder = EventRecorder(write)
+    recorder = EventRecorder(write, window=0)
     recorder.start()
     recorder.record(JOB, [event("Bad")])
     recorder.record(JOB, [event("Good")])
     recorder.stop(timeout=5)
     assert written == ["Good"]
     assert "recording events failed" in caplog.text
+
+
+# --- aggregation: a burst of similar Events is a few writes, and says everything it can ---------
+
+
+def created(pod: str) -> Event:
+    return Event("Normal", "SuccessfulCreatePod", f"Created pod: {pod}", after=f"create Pod/{pod}")
+
+
+def test_similar_events_become_one_per_reason_naming_every_pod() -> None:
+    running = Event("Normal", "Running", "The job is running.")
+    out = aggregate([created("a"), created("b"), running, created("c"), running])
+    assert [(e.reason, e.message, n) for e, n in out] == [
+        ("SuccessfulCreatePod", "Created pod: a, b, c", 3),
+        ("Running", "The job is running.", 2),
+    ]
+
+
+def test_messages_without_a_shared_head_are_joined_whole() -> None:
+    out = aggregate([Event("Warning", "ReplicaFailure", m) for m in ("pod a failed", "pod b: oom")])
+    assert out[0][0].message == "pod a failed; pod b: oom"
+
+
+def test_a_combined_message_stays_within_an_events_limit_and_says_how_many_it_left_out() -> None:
+    pods = [f"big-worker-{i}" for i in range(2000)]
+    ((event, count),) = aggregate([created(p) for p in pods])
+    assert count == 2000
+    assert len(event.message) <= MESSAGE_LIMIT
+    assert event.message.startswith("Created pod: big-worker-0, big-worker-1, ")
+    shown = event.message.removeprefix("Created pod: ").split(" and ")[0].split(", ")
+    assert event.message.endswith(f" and {2000 - len(shown)} more")
+    assert shown == pods[: len(shown)]
+
+
+def test_the_writer_merges_a_jobs_batches_that_arrive_within_its_window() -> None:
+    writes: list[list[str]] = []
+
+    def write(job: Mapping[str, Any], events: Sequence[Event]) -> int:
+        writes.append([e.reason for e in events])
+        return 1
+
+    recorder = EventRecorder(write, window=0.5)
+    recorder.start()
+    other = {**JOB, "metadata": {**JOB["metadata"], "uid": "u2", "name": "other"}}
+    recorder.record(JOB, [event("A")])
+    recorder.record(other, [event("X")])
+    recorder.record(JOB, [event("B")])
+    recorder.stop(timeout=5)
+    assert writes == [["A", "B"], ["X"]]
