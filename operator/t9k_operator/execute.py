@@ -5,9 +5,11 @@
 * The status is written first; Events are recorded only after the status write succeeded, and
   then even if a child action fails (the next pass sees the new status and has no transition
   left to report). An Event that reports a create or delete only if that action was carried out.
-* Creates go out in client-go's slow-start batches (1, 2, 4, ... up to `parallel_creates`, on a
-  pool shared by the workers): what the pods mount (config maps, secrets, the pod group) first,
-  then the pods, then the services; a batch with a refused or blocked create is the last.
+* Creates start slowly, as client-go's slow start does (batches of 1, 2, 4, ... while smaller
+  than `parallel_creates`), then the rest go out through a sliding window of `parallel_creates`
+  requests in flight, on a pool shared by the workers: what the pods mount (config maps,
+  secrets, the pod group) first, then the pods, then the services. A refused or blocked create
+  (or a transient error) ends the creates: nothing more is sent, what is in flight finishes.
 * A create or update the server refuses for good (`ApiError.permanent`: 422 invalid, 403 quota
   or policy, ...) is remembered (`JobMemory`) for the core; a create that finds a foreign object
   under the child's name (not controlled by this job's uid) ends the creates, and the object is
@@ -23,7 +25,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -268,6 +270,9 @@ class PlanExecutor:
         go_on = True
         error: ApiError | None = None
         for manifest, tried in zip(batch, outcomes, strict=True):
+            if tried is None:  # not sent: an earlier create ended the creates
+                go_on = False
+                continue
             if isinstance(tried, ApiError):
                 error = error or tried
                 continue
@@ -327,9 +332,11 @@ class PlanExecutor:
 
     def _attempt_creates(
         self, namespace: str, job_uid: str, batch: Sequence[Manifest]
-    ) -> list[_CreateOutcome | ApiError]:
-        """Send the creates of one batch at once (on the shared pool); their outcomes in order.
-        A transient error is returned, not raised, so the batch's successes are still counted."""
+    ) -> list[_CreateOutcome | ApiError | None]:
+        """Send the creates of one batch, at most `parallel_creates` in flight (on the shared
+        pool); their outcomes in order. A transient error is returned, not raised, so the batch's
+        successes are still counted. Once a create ends the creates (refused, blocked, gone or an
+        error), no more are sent: those not sent have the outcome None."""
 
         def attempt(manifest: Manifest) -> _CreateOutcome | ApiError:
             try:
@@ -337,9 +344,25 @@ class PlanExecutor:
             except ApiError as err:
                 return err
 
-        if self._pool is None or len(batch) == 1:
-            return [attempt(m) for m in batch]
-        return list(self._pool.map(attempt, batch))
+        outcomes: list[_CreateOutcome | ApiError | None] = [None] * len(batch)
+        pool = self._pool
+        if pool is None or len(batch) == 1:
+            for i, manifest in enumerate(batch):
+                outcomes[i] = attempt(manifest)
+                if _ends_creates(outcomes[i]):
+                    break
+            return outcomes
+        in_flight: dict[Future[_CreateOutcome | ApiError], int] = {}
+        sent, stop = 0, False
+        while in_flight or (sent < len(batch) and not stop):
+            while not stop and sent < len(batch) and len(in_flight) < self.parallel_creates:
+                in_flight[pool.submit(attempt, batch[sent])] = sent
+                sent += 1
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                outcomes[in_flight.pop(future)] = outcome = future.result()
+                stop = stop or _ends_creates(outcome)
+        return outcomes
 
     def _attempt_create(self, namespace: str, job_uid: str, manifest: Manifest) -> _CreateOutcome:
         """Create one child: "created" (with its uid), "exists" (ours already), "gone" (exists,
@@ -375,12 +398,23 @@ class PlanExecutor:
 
 
 def _slow_start(manifests: Sequence[Manifest], most: int) -> Iterator[Sequence[Manifest]]:
-    """client-go's slow start: batches of 1, 2, 4, ... up to `most`."""
+    """client-go's slow start: batches of 1, 2, 4, ... while smaller than `most`, then the rest
+    at once (sent through a window of `most` in flight, so no batch waits for its slowest)."""
     size, start = 1, 0
     while start < len(manifests):
+        if size >= most:
+            yield manifests[start:]
+            return
         yield manifests[start : start + size]
         start += size
-        size = min(size * 2, max(1, most))
+        size *= 2
+
+
+def _ends_creates(outcome: _CreateOutcome | ApiError | None) -> bool:
+    """Whether a create's outcome stops the creates that follow it."""
+    return isinstance(outcome, ApiError) or (
+        outcome is not None and outcome[0] in ("refused", "foreign", "gone")
+    )
 
 
 def _create_key(manifest: Manifest) -> tuple[str, str]:

@@ -646,12 +646,17 @@ class _Pass:
         for (kind, name), manifest in wanted.items():
             if kind == "Secret" and manifest.get("data") is None:
                 continue  # no key material yet: the operator supplies a key pair next pass
-            if not terminal and not self.blocked:
-                (last if kind == "Service" else first).append(manifest)
-                self.notes.append(f"create {kind.lower()} {name}")
+            if terminal or self.blocked:
+                continue
+            if kind == "Service" and self.deferred:
+                continue  # the pods left for the next pass go out before any service
+            (last if kind == "Service" else first).append(manifest)
+            self.notes.append(f"create {kind.lower()} {name}")
         # The config maps, secrets and pod group come before the pods that mount them or are
         # scheduled with them; the services after the pods (as Kubeflow's operator orders them),
-        # so pods are scheduled and pull their images while the names are being created. A peer's
+        # and only once no pod waits for a later pass (a job of more than a pass of pods gets all
+        # its pods before its first service), so pods are scheduled and pull their images while
+        # the names are being created. A peer's
         # name may resolve a moment after a pod starts: the SSH launchers wait for every host,
         # and a GenericJob's program retries (docs/operator/semantics.md).
         self.create[:0] = first

@@ -446,6 +446,23 @@ def test_creates_go_out_in_slow_start_batches_and_a_refusal_ends_them_after_its_
     assert sum(a.startswith("create Pod/") for a in result.actions) == 6
 
 
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_after_the_slow_start_a_refusal_stops_the_creates_that_follow_it(parallel: int) -> None:
+    """Past the slow start the rest go out through a window of `parallel` in flight, not in
+    batches: a refusal stops the sending, so a quota never gets the job's every pod thrown at it."""
+    pods = tuple(pod_manifest(f"demo-worker-{n}") for n in range(40))
+    refused = ApiError(403, "Forbidden", "exceeded quota")
+    controller, cluster = make_failing(
+        Plan(create=pods), {"Pod/demo-worker-9": refused}, parallel_creates=parallel
+    )
+    controller.jobs["GenericJob"].store.put(job())
+    assert controller.reconcile_key(KEY).outcome == "refused"
+    created = [name for action, name in cluster.calls if action == "create"]
+    assert "Pod/demo-worker-9" in created
+    assert {f"Pod/demo-worker-{n}" for n in range(10)} <= set(created)  # all up to it went
+    assert len(created) < len(pods)  # and the rest never went out
+
+
 def test_a_transient_error_in_a_batch_fails_the_pass_but_its_creates_still_count() -> None:
     pods = tuple(pod_manifest(f"demo-worker-{n}") for n in range(3))
     events = tuple(

@@ -133,15 +133,18 @@ def test_one_pass_plans_a_bounded_batch_of_pods_and_the_next_passes_the_rest(
 
     monkeypatch.setattr(core, "POD_CREATES_PER_PASS", 4)
     sim = Sim(_generic(9))  # 2 ps + 9 workers = 11 pods: batches of 4, 4 and 3
-    sizes = []
+    sizes, services = [], []
     for _ in range(3):
         plan = sim.step()
         pods = [m["metadata"]["name"] for m in plan.create if m["kind"] == "Pod"]
         sizes.append(len(pods))
+        services.append(sum(m["kind"] == "Service" for m in plan.create))
         if len(sim.pods) < 11:
             assert plan.requeue_after is not None
             assert plan.requeue_after <= 1
     assert sizes == [4, 4, 3]
+    # every pod goes out before the first service: a job's last pod never waits behind services
+    assert services == [0, 0, 11]
     assert len(sim.pods) == 11
     replicas = [r for t in sim.status["tasks"] for r in t.get("replicas", ())]
     assert len(replicas) == 11
