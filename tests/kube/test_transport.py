@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,17 @@ class Server:
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                self._json(
+                    201,
+                    {
+                        "path": self.path,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": json.loads(body),
+                    },
+                )
 
             def do_GET(self) -> None:
                 url = urlsplit(self.path)
@@ -141,6 +153,29 @@ def test_an_error_answer_carries_the_status_reason_message_causes_and_what(
     assert err.causes == ["spec.containers: Required value"]
     assert err.permanent
     assert str(err).startswith("get pods ns/invalid: 422 Invalid")
+
+
+def test_a_write_carries_the_token_user_agent_query_and_json_body(server: Server) -> None:
+    """Writes go straight through the client's urllib3 pool (not its Python serializer): they
+    must still carry what the client would send."""
+    configuration = k8s.Configuration()
+    configuration.host = server.url
+    configuration.api_key = {"authorization": "secret-token"}
+    configuration.api_key_prefix = {"authorization": "Bearer"}
+    api = k8s.ApiClient(configuration)
+    api.user_agent = "t9k-test/1"
+    transport = Transport(api)
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    body = {"metadata": {"name": "p", "labels": {"a": "b c"}}, "at": when}
+    echo = transport.request(
+        "POST", "/api/v1/namespaces/ns/pods", query={"dryRun": "All", "x": None}, body=body
+    )
+    transport.close()
+    assert echo["path"] == "/api/v1/namespaces/ns/pods?dryRun=All"
+    assert echo["headers"]["authorization"] == "Bearer secret-token"
+    assert echo["headers"]["user-agent"] == "t9k-test/1"
+    assert echo["headers"]["content-type"] == "application/json"
+    assert echo["body"] == {**body, "at": "2026-01-02T03:04:05+00:00"}
 
 
 def test_a_410_answer_is_gone(transport: Transport) -> None:
