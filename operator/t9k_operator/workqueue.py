@@ -6,7 +6,9 @@ The semantics are client-go's `workqueue`:
 * a key is handed to at most one worker at a time: `add(key)` while it is being processed
   marks it dirty, and `done(key)` puts it back in line, so the change is never lost;
 * `add_after(key, delay)` adds it later (the earliest of several requested times wins);
-* `add_rate_limited(key)` adds it after an exponential backoff per key, reset by `forget(key)`.
+* `add_rate_limited(key)` adds it after an exponential backoff per key, reset by `forget(key)`;
+* `pace(key, seconds)` hands the key out again no sooner than `seconds` from now, however often
+  it is added meanwhile (the adds still coalesce into one pass at the end).
 
 An optional `QueueMetrics` hears of adds, retries, the time each key waited and the time each
 pass took (client-go's workqueue metrics); `processing_ages()` gives the age of the passes in
@@ -81,6 +83,7 @@ class WorkQueue(Generic[K]):
         self._heap: list[tuple[float, int, K]] = []
         self._seq = itertools.count()
         self._failures: dict[K, int] = {}
+        self._not_before: dict[K, float] = {}
         self._shutdown = False
 
     def add(self, key: K) -> None:
@@ -112,6 +115,24 @@ class WorkQueue(Generic[K]):
             self._waiting[key] = when
             heapq.heappush(self._heap, (when, next(self._seq), key))
             self._cond.notify()
+
+    def pace(self, key: K, seconds: float) -> None:
+        """Hand `key` out again no sooner than `seconds` from now (adds meanwhile wait)."""
+        if seconds <= 0:
+            return
+        with self._cond:
+            now = self._clock()
+            if len(self._not_before) > 4 * (len(self._dirty) + len(self._processing) + 64):
+                self._not_before = {k: t for k, t in self._not_before.items() if t > now}
+            self._not_before[key] = now + seconds
+
+    def _defer_locked(self, key: K, when: float) -> None:
+        """Take `key` out of line until `when` (the earliest requested time wins)."""
+        self._dirty.discard(key)
+        if key in self._waiting and self._waiting[key] <= when:
+            return
+        self._waiting[key] = when
+        heapq.heappush(self._heap, (when, next(self._seq), key))
 
     def add_rate_limited(self, key: K) -> float:
         """Add `key` after its backoff delay (longer after each failure); return the delay."""
@@ -159,6 +180,11 @@ class WorkQueue(Generic[K]):
                 next_due = self._promote_due_locked()
                 if self._queue:
                     key = self._queue.popleft()
+                    paced = self._not_before.pop(key, None)
+                    if paced is not None and paced > self._clock():
+                        self._not_before[key] = paced
+                        self._defer_locked(key, paced)
+                        continue
                     self._processing.add(key)
                     self._dirty.discard(key)
                     if self._metrics is not None:

@@ -146,3 +146,34 @@ def test_shutdown_wakes_waiting_workers() -> None:
 )
 def test_backoff_delays(failures: int, delay: float) -> None:
     assert Backoff(base=0.5, cap=300.0).delay(failures) == delay
+
+
+def test_a_paced_key_waits_out_its_spacing_however_often_it_is_added() -> None:
+    clock = FakeClock()
+    queue: WorkQueue[str] = WorkQueue(clock=clock)
+    queue.add("big")
+    assert queue.get(timeout=0) == "big"
+    queue.pace("big", 0.4)  # its pass computed 0.1 s: the next one no sooner than 0.4 s
+    for _ in range(100):  # a storm of pod events
+        queue.add("big")
+    queue.add("small")
+    queue.done("big")
+    assert drain(queue) == ["small"]  # other jobs go on meanwhile
+    clock.now += 0.3
+    assert drain(queue) == []
+    clock.now += 0.1
+    assert drain(queue) == ["big"]  # the storm coalesced into one pass
+    assert drain(queue) == []
+
+
+def test_pacing_never_loses_an_add_made_while_the_key_waits() -> None:
+    clock = FakeClock()
+    queue: WorkQueue[str] = WorkQueue(clock=clock)
+    queue.pace("a", 1.0)
+    queue.add("a")
+    assert drain(queue) == []
+    queue.add("a")
+    clock.now += 1.0
+    assert drain(queue) == ["a"]
+    queue.add("a")  # spacing over: at once
+    assert drain(queue) == ["a"]
