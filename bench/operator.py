@@ -46,6 +46,7 @@ import os
 import platform
 import queue
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -524,6 +525,8 @@ class Settings:
     work_dir: Path
     kubeflow_dir: Path | None
     timeline: bool = False
+    profile: Path | None = None
+    """A folder for py-spy flame graphs of our operator during each run (None: no profile)."""
 
 
 def start_controller(
@@ -685,6 +688,40 @@ def delete_namespace(kube: Kube, namespace: str) -> None:
         )
 
 
+def start_profiler(
+    pid: int, system: str, n: int, m: int, s: Settings
+) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling our operator's threads (`--profile DIR`): a flame graph per run."""
+    if s.profile is None or system != "ours":
+        return None
+    spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
+    if spy is None:
+        raise SystemExit("--profile needs py-spy: make bench-operator installs the bench group")
+    s.profile.mkdir(parents=True, exist_ok=True)
+    out = s.profile / f"{system}-{n}x{m}-qps{s.qps:g}.svg"
+    # --gil: only the thread holding the interpreter is sampled, so the graph is where the CPU
+    # time of the one interpreter goes (threads waiting on sockets would otherwise dominate).
+    argv = [spy, "record", "--pid", str(pid), "--rate", "100", "--gil", "--nonblocking"]
+    argv += ["-o", str(out)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(1.0)  # py-spy attaches before the first job is created
+    return proc
+
+
+def stop_profiler(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is None:
+        return
+    proc.send_signal(signal.SIGINT)  # py-spy writes the flame graph on SIGINT
+    try:
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return
+    if proc.returncode not in (0, -signal.SIGINT):
+        log(f"py-spy exited {proc.returncode}: {err.decode(errors='replace')[-300:]}")
+
+
 def run_one(
     system: str, n: int, m: int, kube: Kube, state_dir: Path, s: Settings
 ) -> dict[str, Any]:
@@ -700,6 +737,7 @@ def run_one(
     # bucket is full again, so each system starts the run with the same burst.
     time.sleep(s.burst / s.qps)
     cpu0 = proc_stats(proc.pid)["cpu_seconds"]
+    profiler = start_profiler(proc.pid, system, n, m, s)
     path = jobs_path(system, namespace)
     make = pytorch_job if system == "kubeflow" else generic_job
     errors: list[str] = []
@@ -737,6 +775,7 @@ def run_one(
         time.sleep(1.0)  # let the last status writes and events land
         peak = proc_stats(proc.pid)
     finally:
+        stop_profiler(profiler)
         proc.terminate()
         try:
             proc.wait(20)
@@ -1091,6 +1130,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also record each job's milestones (seconds from the first create) in the JSON",
     )
+    p.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="write a py-spy flame graph of our operator per run into DIR",
+    )
     a = p.parse_args(argv)
     shapes = a.shapes or (QUICK_SHAPES if a.quick else FULL_SHAPES)
     systems = a.systems or (("ours",) if a.quick else SYSTEMS)
@@ -1111,7 +1156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = a.cluster_dir.parent / f"{a.cluster_dir.name}-logs"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    s = Settings(a.qps, a.burst, a.workers, a.timeout, work, kubeflow_dir, a.timeline)
+    s = Settings(a.qps, a.burst, a.workers, a.timeout, work, kubeflow_dir, a.timeline, a.profile)
     command = (
         "make bench-operator"
         if not (a.shapes or a.systems or a.quick)
