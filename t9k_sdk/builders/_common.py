@@ -616,9 +616,9 @@ class _Container(_Piece):
         )
         spec: dict[str, Any] = dict(data.get("spec") or {})
         containers: list[dict[str, Any]] = [dict(c) for c in spec.get("containers") or []]
-        if not containers:
-            containers.append({"name": self._container_name()})
         name = self._container_name()
+        if not containers:
+            containers.append({"name": name})
         c = containers[_container_index(containers, name)]
         if isinstance(resources, Resources):
             resources = resources.to_requirements()
@@ -659,12 +659,12 @@ class _Container(_Piece):
             ((key, added),) = _settings(settings).items()
             c[key] = [*(c.get(key) or []), *added]
             pod = core_v1.PodSpec.model_construct(volumes=[v.volume() for v in self.volumes])
-            for key, volumes in codecs.to_wire(pod).items():
-                existing = list(spec.get(key) or [])
-                for vol in volumes:
-                    if not any(e.get("name") == vol["name"] for e in existing):
-                        existing.append(vol)
-                spec[key] = existing
+            ((key, volumes),) = codecs.to_wire(pod).items()
+            existing = list(spec.get(key) or [])
+            for vol in volumes:
+                if not any(e.get("name") == vol["name"] for e in existing):
+                    existing.append(vol)
+            spec[key] = existing
         pod = core_v1.PodSpec.model_construct(
             node_selector=self.node_selector, tolerations=self.tolerations
         )
