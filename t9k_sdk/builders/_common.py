@@ -6,8 +6,19 @@ import copy
 import math
 from collections.abc import Callable, Mapping
 from decimal import Decimal
+from enum import StrEnum
 from functools import cached_property
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self, TypeAlias
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    Self,
+    TypeAlias,
+    TypeVar,
+    cast,
+)
 
 from pydantic import (
     BaseModel,
@@ -23,7 +34,7 @@ from pydantic_core import PydanticCustomError
 from t9k_sdk import codecs, models
 from t9k_sdk.builders._help import ReadAs, document
 from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
-from t9k_sdk.models import core_v1
+from t9k_sdk.models import core_v1, meta_v1
 from t9k_sdk.models._base import Bool, Int, Quantity
 
 __all__ = [
@@ -245,12 +256,14 @@ class PVC(_Piece):
     read_only: bool = False
     """Mount read-only."""
 
-    def volume(self) -> dict[str, Any]:
+    def volume(self) -> core_v1.Volume:
         """The pod volume."""
-        src: dict[str, Any] = {"claimName": self.claim}
-        if self.read_only:
-            src["readOnly"] = True
-        return {"name": self.name or self.claim, "persistentVolumeClaim": src}
+        return core_v1.Volume.model_construct(
+            name=self.name or self.claim,
+            persistent_volume_claim=core_v1.PersistentVolumeClaimVolumeSource.model_construct(
+                claim_name=self.claim, read_only=self.read_only or None
+            ),
+        )
 
 
 class EmptyDir(_Piece):
@@ -269,14 +282,16 @@ class EmptyDir(_Piece):
     read_only: bool = False
     """Mount read-only."""
 
-    def volume(self) -> dict[str, Any]:
+    def volume(self) -> core_v1.Volume:
         """The pod volume."""
-        src: dict[str, Any] = {}
-        if self.medium:
-            src["medium"] = self.medium
-        if self.size_limit is not None:
-            src["sizeLimit"] = self.size_limit
-        return {"name": self.name or _name_from_path(self.mount_path), "emptyDir": src}
+        return core_v1.Volume.model_construct(
+            name=self.name or _name_from_path(self.mount_path),
+            empty_dir=core_v1.EmptyDirVolumeSource.model_construct(
+                # validated as a quantity already: 0.5 is "500m" by now
+                medium=self.medium,
+                size_limit=cast("int | str | None", self.size_limit),
+            ),
+        )
 
 
 class SecretVolume(_Piece):
@@ -293,9 +308,12 @@ class SecretVolume(_Piece):
     read_only: bool = True
     """Mount read-only (the default)."""
 
-    def volume(self) -> dict[str, Any]:
+    def volume(self) -> core_v1.Volume:
         """The pod volume."""
-        return {"name": self.name or self.secret, "secret": {"secretName": self.secret}}
+        return core_v1.Volume.model_construct(
+            name=self.name or self.secret,
+            secret=core_v1.SecretVolumeSource.model_construct(secret_name=self.secret),
+        )
 
 
 Volume = PVC | EmptyDir | SecretVolume
@@ -334,7 +352,12 @@ class Resume(_Piece):
 
 
 class _Builder(_Piece):
-    """Base of the job builders: validated at construction, immutable, `build()` once."""
+    """Base of the job builders: validated at construction, immutable, `build()` once.
+
+    A builder writes its job as the wire models (`model_construct`, so that mypy checks every
+    field name and type) and the kind's model validates the whole manifest once: each wire
+    rule's problem then has its full path, and is reported at the argument that set it.
+    """
 
     model_config = ConfigDict(
         frozen=True, extra="forbid", use_attribute_docstrings=True, arbitrary_types_allowed=False
@@ -384,7 +407,8 @@ class _Builder(_Piece):
             )
         return problems
 
-    def _manifest(self) -> dict[str, Any]:  # pragma: no cover - every builder overrides it
+    def _manifest(self) -> codecs.AnyJob:  # pragma: no cover - every builder overrides it
+        """The job as unvalidated wire models (`model_construct`): `build()` validates it."""
         raise NotImplementedError
 
     def _argument_paths(self) -> dict[str, str]:
@@ -404,10 +428,10 @@ class _Builder(_Piece):
 
     @cached_property
     def _built(self) -> codecs.AnyJob:
-        data = self._manifest()
-        cls = models.JOB_KINDS[data["kind"]]
+        job = self._manifest()
+        cls = type(job)
         try:
-            return cls.model_validate(data)
+            return cls.model_validate(codecs.to_wire(job))
         except ValidationError as exc:
             subject = f"{type(self).__name__} {self.name!r}"
             paths = self._argument_paths()
@@ -428,73 +452,60 @@ class _Builder(_Piece):
         """The manifest as YAML."""
         return codecs.dump_all_yaml([self.build()])
 
-    # -- helpers for subclasses: wire-shaped dicts, validated once by the kind's model ----------
+    # -- helpers for subclasses: the parts every kind has -----------------------------------
 
-    def _envelope(self, kind: str, spec: dict[str, Any]) -> dict[str, Any]:
-        meta = {
-            "name": self.name,
-            "namespace": self.namespace,
-            "labels": self.labels,
-            "annotations": self.annotations,
-        }
-        return {
-            "apiVersion": models.API_VERSION,
-            "kind": kind,
-            "metadata": _compact(meta),
-            "spec": _compact(spec),
-        }
+    def _metadata(self) -> meta_v1.ObjectMeta:
+        return meta_v1.ObjectMeta.model_construct(
+            name=self.name,
+            namespace=self.namespace,
+            labels=self.labels,
+            annotations=self.annotations,
+        )
 
-    def _common_spec(self, types: list[str]) -> dict[str, Any]:
-        """`scheduler` and `runMode`."""
-        spec: dict[str, Any] = {}
-        if self.queue is not None:
-            spec["scheduler"] = {
-                "t9kScheduler": _compact({"queue": self.queue, "priority": self.priority})
-            }
-        debug: dict[str, Any] | None = None
+    def _scheduler(self) -> models.SchedulePolicy | None:
+        if self.queue is None:
+            return None
+        return models.SchedulePolicy.model_construct(
+            t9k_scheduler=models.T9kScheduler.model_construct(
+                queue=self.queue, priority=self.priority
+            )
+        )
+
+    def _run_mode(self, types: list[str]) -> models.RunMode | None:
+        """Debug and pause; `types` are the kind's replica types (debug overrides apply to)."""
+        debug = None
         if self.debug is True:
-            debug = {"enabled": True}
+            debug = models.DebugMode.model_construct(enabled=True)
         elif isinstance(self.debug, Debug):
             d = self.debug
-            debug = {"enabled": True}
+            replicas = None
             if d.command is not None or d.skip_init_containers:
-                debug["replicaSpecs"] = [
-                    _compact(
-                        {
-                            "type": t,
-                            "skipInitContainer": d.skip_init_containers or None,
-                            "command": d.command,
-                        }
+                replicas = [
+                    models.ReplicaDebugSet.model_construct(
+                        type=t,
+                        skip_init_container=d.skip_init_containers or None,
+                        command=d.command,
                     )
                     for t in (d.types or types)
                 ]
-        pause: dict[str, Any] | None = None
+            debug = models.DebugMode.model_construct(enabled=True, replica_specs=replicas)
+        pause = None
         if self.paused or self.resume:
-            pause = _compact(
-                {
-                    "enabled": self.paused or None,
-                    "resumeSpecs": [
-                        _compact(
-                            {
-                                "type": t,
-                                "skipInitContainer": r.skip_init_containers or None,
-                                "command": r.command,
-                                "args": r.args,
-                            }
-                        )
-                        for t, r in (self.resume or {}).items()
-                    ]
-                    or None,
-                }
+            resume = [
+                models.ResumeSpec.model_construct(
+                    type=t,
+                    skip_init_container=r.skip_init_containers or None,
+                    command=r.command,
+                    args=r.args,
+                )
+                for t, r in (self.resume or {}).items()
+            ]
+            pause = models.PauseMode.model_construct(
+                enabled=self.paused or None, resume_specs=resume or None
             )
-        if debug is not None or pause is not None:
-            spec["runMode"] = _compact({"debug": debug, "pause": pause})
-        return spec
-
-
-def _compact(data: dict[str, Any]) -> dict[str, Any]:
-    """`data` without its None values."""
-    return {k: v for k, v in data.items() if v is not None}
+        if debug is None and pause is None:
+            return None
+        return models.RunMode.model_construct(debug=debug, pause=pause)
 
 
 def _argument_problem(problem: Problem, paths: Mapping[str, str]) -> Problem:
@@ -513,6 +524,40 @@ def _argument_problem(problem: Problem, paths: Mapping[str, str]) -> Problem:
     argument = paths[prefix]
     path = argument[:-1] + wire[len(prefix) :] if argument.endswith("*") else argument
     return Problem(path, problem.message.replace(wire, path))
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def _member(enum: type[_E], value: _E | str | None) -> _E | None:
+    """An enum argument as the wire model types it: validation made it the member already (the
+    strings are for type checkers, see `CleanUpPolicyArg`)."""
+    return None if value is None else enum(value)
+
+
+_M = TypeVar("_M", bound=models.K8sModel)
+
+
+def _unless_empty(model: _M) -> _M | None:
+    """`model`, or None where it sets no field (the manifest leaves it out rather than `{}`)."""
+    return model if codecs.to_wire(model) else None
+
+
+def _free_form(template: dict[str, Any]) -> core_v1.PodTemplateSpec:
+    """A pod template made by `_Container._template` (a wire dict) as a model whose every key is
+    kept as given, as a passthrough model keeps unknown keys: validated with the whole job."""
+    model = core_v1.PodTemplateSpec.model_construct()
+    assert model.__pydantic_extra__ is not None  # passthrough models keep unknown keys there
+    model.__pydantic_extra__.update(template)
+    return model
+
+
+def _settings(container: core_v1.Container) -> dict[str, Any]:
+    """The wire fields `container` sets, but its name: settings written into the training
+    container of a template, which keeps its own name."""
+    wire = codecs.to_wire(container)
+    del wire["name"]
+    return wire
 
 
 def _container_index(containers: list[dict[str, Any]], name: str) -> int:
@@ -561,49 +606,69 @@ class _Container(_Piece):
         The training container is the one named `_container_name()`, else the template's first
         one, else a new container of that name.
         """
+        # The template is the escape hatch: any core/v1 pod template, whose training container may
+        # still lack what the arguments give (its image). So it stays a wire dict until the job's
+        # model validates the whole manifest; what the arguments set is built as typed models
+        # and written into it in wire form.
         base = self.template
         data: dict[str, Any] = (
             codecs.to_wire(base) if isinstance(base, core_v1.PodTemplateSpec) else dict(base or {})
         )
         spec: dict[str, Any] = dict(data.get("spec") or {})
         containers: list[dict[str, Any]] = [dict(c) for c in spec.get("containers") or []]
+        name = self._container_name()
         if not containers:
-            containers.append({"name": self._container_name()})
-        c = containers[_container_index(containers, self._container_name())]
-        fields: dict[str, Any] = {
-            "image": self.image,
-            "imagePullPolicy": self.image_pull_policy,
-            "command": command,
-            "args": args,
-            "workingDir": self.working_dir,
-        }
-        c.update({k: v for k, v in fields.items() if v is not None})
+            containers.append({"name": name})
+        c = containers[_container_index(containers, name)]
+        if isinstance(resources, Resources):
+            resources = resources.to_requirements()
+        settings = core_v1.Container.model_construct(
+            name=name,
+            image=self.image,
+            image_pull_policy=self.image_pull_policy,
+            command=command,
+            args=args,
+            working_dir=self.working_dir,
+            resources=resources,
+            ports=(
+                [
+                    core_v1.ContainerPort.model_construct(name=n, container_port=p)
+                    for n, p in ports.items()
+                ]
+                if ports
+                else None
+            ),
+        )
+        c.update(_settings(settings))
         if self.env is not None:
-            c["env"] = _merge_env(c.get("env") or [], self.env)
-        if resources is not None:
-            req = resources.to_requirements() if isinstance(resources, Resources) else resources
-            c["resources"] = codecs.to_wire(req)
-        if ports:
-            c["ports"] = [{"name": n, "containerPort": p} for n, p in ports.items()]
+            settings = core_v1.Container.model_construct(name=name, env=_env_vars(self.env))
+            ((key, env),) = _settings(settings).items()
+            names = {e["name"] for e in env}
+            c[key] = [e for e in c.get(key) or [] if e.get("name") not in names] + env
         if self.volumes:
-            mounts = list(c.get("volumeMounts") or [])
-            vols = list(spec.get("volumes") or [])
-            for v in self.volumes:
-                vol = v.volume()
-                if not any(existing.get("name") == vol["name"] for existing in vols):
-                    vols.append(vol)
-                mount: dict[str, Any] = {"name": vol["name"], "mountPath": v.mount_path}
-                if v.sub_path:
-                    mount["subPath"] = v.sub_path
-                if v.read_only:
-                    mount["readOnly"] = True
-                mounts.append(mount)
-            c["volumeMounts"] = mounts
-            spec["volumes"] = vols
-        if self.node_selector is not None:
-            spec["nodeSelector"] = dict(self.node_selector)
-        if self.tolerations is not None:
-            spec["tolerations"] = list(self.tolerations)
+            mounts = [
+                core_v1.VolumeMount.model_construct(
+                    name=v.volume().name,
+                    mount_path=v.mount_path,
+                    sub_path=v.sub_path or None,
+                    read_only=v.read_only or None,
+                )
+                for v in self.volumes
+            ]
+            settings = core_v1.Container.model_construct(name=name, volume_mounts=mounts)
+            ((key, added),) = _settings(settings).items()
+            c[key] = [*(c.get(key) or []), *added]
+            pod = core_v1.PodSpec.model_construct(volumes=[v.volume() for v in self.volumes])
+            ((key, volumes),) = codecs.to_wire(pod).items()
+            existing = list(spec.get(key) or [])
+            for vol in volumes:
+                if not any(e.get("name") == vol["name"] for e in existing):
+                    existing.append(vol)
+            spec[key] = existing
+        pod = core_v1.PodSpec.model_construct(
+            node_selector=self.node_selector, tolerations=self.tolerations
+        )
+        spec.update(codecs.to_wire(pod))
         spec["containers"] = containers
         data["spec"] = spec
         return data
@@ -614,24 +679,19 @@ class _Container(_Piece):
         -> argument), the pod's volumes and scheduling, and the rest of `template` as written."""
         containers = self._template()["spec"]["containers"]
         index = _container_index(containers, self._container_name())
-        fields = {
-            "image": "image",
-            "imagePullPolicy": "image_pull_policy",
-            "workingDir": "working_dir",
-            "env": "env",
-            "volumeMounts": "volumes",
-            "resources": "resources",
-            **container,
-        }
-        pod = {
-            "volumes": "volumes",
-            "nodeSelector": "node_selector*",
-            "tolerations": "tolerations*",
-        }
+        pod, c = f"{wire}.spec", f"{wire}.spec.containers[{index}]"
         return {
             wire: f"{argument}template*",
-            **{f"{wire}.spec.{k}": argument + v for k, v in pod.items()},
-            **{f"{wire}.spec.containers[{index}].{k}": argument + v for k, v in fields.items()},
+            f"{pod}.volumes": f"{argument}volumes",
+            f"{pod}.nodeSelector": f"{argument}node_selector*",
+            f"{pod}.tolerations": f"{argument}tolerations*",
+            f"{c}.image": f"{argument}image",
+            f"{c}.imagePullPolicy": f"{argument}image_pull_policy",
+            f"{c}.workingDir": f"{argument}working_dir",
+            f"{c}.env": f"{argument}env",
+            f"{c}.volumeMounts": f"{argument}volumes",
+            f"{c}.resources": f"{argument}resources",
+            **{f"{c}.{k}": argument + v for k, v in container.items()},
         }
 
 
@@ -706,11 +766,7 @@ class _WorkerResources(_Piece):
         return None
 
 
-def _merge_env(existing: list[dict[str, Any]], env: Env) -> list[dict[str, Any]]:
-    given = (
-        [{"name": k, "value": v} for k, v in env.items()]
-        if isinstance(env, dict)
-        else [codecs.to_wire(e) for e in env]
-    )
-    names = {e["name"] for e in given}
-    return [e for e in existing if e.get("name") not in names] + given
+def _env_vars(env: Env) -> list[core_v1.EnvVar]:
+    if isinstance(env, dict):
+        return [core_v1.EnvVar.model_construct(name=k, value=v) for k, v in env.items()]
+    return env

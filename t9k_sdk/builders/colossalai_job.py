@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -11,9 +11,11 @@ from t9k_sdk.builders._common import (
     Resources,
     RestartPolicyArg,
     _Builder,
-    _compact,
     _Container,
+    _free_form,
+    _member,
     _TrainingContainer,
+    _unless_empty,
     _WorkerResources,
 )
 from t9k_sdk.errors import Problem
@@ -132,44 +134,47 @@ class ColossalAIJob(_Builder, _WorkerResources, _TrainingContainer):
             }
         )
 
-    def _manifest(self) -> dict[str, Any]:
-        resources = self._worker_resources()
+    def _manifest(self) -> models.ColossalAIJob:
         launcher = self._launcher_pod()
-        spec = self._common_spec(["launcher", "worker"])
-        spec.update(
-            ssh=_compact({"authMountPath": self.ssh_auth_mount_path, "sshdPath": self.sshd_path})
-            or None,
-            runPolicy=(
-                {"cleanUpWorkers": self.clean_up_workers}
-                if self.clean_up_workers is not None
-                else None
+        run_policy = None
+        if self.clean_up_workers is not None:
+            run_policy = models.ColossalAIRunPolicy.model_construct(
+                clean_up_workers=self.clean_up_workers
+            )
+        workers_restart = None
+        if self.restart_policy:
+            workers_restart = models.RestartPolicy.model_construct(
+                policy=_member(models.RestartPolicyType, self.restart_policy)
+            )
+        spec = models.ColossalAIJobSpec.model_construct(
+            ssh=_unless_empty(
+                models.SSHConfig.model_construct(
+                    auth_mount_path=self.ssh_auth_mount_path, sshd_path=self.sshd_path
+                )
             ),
-            torchConfig=_compact(
-                {
-                    "procPerWorker": self.proc_per_worker or (self.gpus_per_worker or None),
-                    "script": self.script,
-                    "extraArgs": self.extra_args,
-                }
+            run_mode=self._run_mode(["launcher", "worker"]),
+            run_policy=run_policy,
+            scheduler=self._scheduler(),
+            torch_config=models.TorchConfig.model_construct(
+                proc_per_worker=self.proc_per_worker or (self.gpus_per_worker or None),
+                script=self.script,
+                extra_args=self.extra_args,
             ),
-            replicaSpecs=[
-                {
-                    "type": "launcher",
-                    "replicas": 1,
-                    "template": launcher._template(resources=launcher.resources),
-                },
-                _compact(
-                    {
-                        "type": "worker",
-                        "replicas": self.workers,
-                        "restartPolicy": (
-                            {"policy": self.restart_policy} if self.restart_policy else None
-                        ),
-                        "template": self._template(resources=resources),
-                    }
+            replica_specs=[
+                models.ColossalAIReplicaSpec.model_construct(
+                    type=models.ColossalAIReplicaType.LAUNCHER,
+                    replicas=1,
+                    template=_free_form(launcher._template(resources=launcher.resources)),
+                ),
+                models.ColossalAIReplicaSpec.model_construct(
+                    type=models.ColossalAIReplicaType.WORKER,
+                    replicas=self.workers,
+                    restart_policy=workers_restart,
+                    template=_free_form(self._template(resources=self._worker_resources())),
                 ),
             ],
         )
-        return self._envelope("ColossalAIJob", spec)
+        return models.ColossalAIJob.model_construct(metadata=self._metadata(), spec=spec)
 
     def build(self) -> models.ColossalAIJob:
         """The wire model."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -12,9 +12,11 @@ from t9k_sdk.builders._common import (
     CleanUpPolicyArg,
     RestartPolicyArg,
     _Builder,
-    _compact,
+    _free_form,
+    _member,
     _Piece,
     _TrainingContainer,
+    _unless_empty,
     _WorkerResources,
 )
 from t9k_sdk.errors import Problem
@@ -169,51 +171,48 @@ class DeepSpeedJob(_Builder, _WorkerResources, _TrainingContainer):
             "spec.elastic": "elastic",
         }
 
-    def _manifest(self) -> dict[str, Any]:
-        resources = self._worker_resources()
-        run = _compact({"python": self.run, "module": self.module, "exec": self.exec})
-        config = _compact(
-            {
-                "customCommand": self.custom_command,
-                "slotsPerWorker": self.slots_per_worker or (self.gpus_per_worker or None),
-                "localRank": self.local_rank,
-                "autotune": self.autotune,
-                "run": run or None,
-                "otherArgs": self.other_args,
-            }
+    def _manifest(self) -> models.DeepSpeedJob:
+        run = None
+        if self.run is not None or self.module is not None or self.exec is not None:
+            run = models.RunType.model_construct(
+                python=self.run, module=self.module, exec=self.exec
+            )
+        config = models.Config.model_construct(
+            custom_command=self.custom_command,
+            slots_per_worker=self.slots_per_worker or (self.gpus_per_worker or None),
+            local_rank=self.local_rank,
+            autotune=_member(models.AutotuneType, self.autotune),
+            run=run,
+            other_args=self.other_args,
         )
-        policy = _compact(
-            {
-                "activeDeadlineSeconds": self.active_deadline_seconds,
-                "backoffLimit": self.backoff_limit,
-                "cleanUpPolicy": self.clean_up_policy,
-            }
+        policy = models.DeepSpeedRunPolicy.model_construct(
+            active_deadline_seconds=self.active_deadline_seconds,
+            backoff_limit=self.backoff_limit,
+            clean_up_policy=_member(models.CleanUpPolicy, self.clean_up_policy),
         )
         elastic = None
         if self.elastic is not None:
-            elastic = _compact(
-                {
-                    "enabled": True,
-                    "minReplicas": self.elastic.min,
-                    "maxReplicas": self.elastic.max,
-                    "expectedReplicas": self.elastic.expected or self.workers,
-                }
+            elastic = models.ElasticConfig.model_construct(
+                enabled=True,
+                min_replicas=self.elastic.min,
+                max_replicas=self.elastic.max,
+                expected_replicas=self.elastic.expected or self.workers,
             )
-        spec = self._common_spec(["worker"])
-        spec.update(
-            runPolicy=policy or None,
-            elastic=elastic,
-            config=config or None,
-            disableCustomEnv=self.disable_custom_env,
-            worker=_compact(
-                {
-                    "replicas": self.workers,
-                    "template": self._template(resources=resources),
-                    "restartPolicy": self.restart_policy,
-                }
-            ),
+        worker = models.Worker.model_construct(
+            replicas=self.workers,
+            template=_free_form(self._template(resources=self._worker_resources())),
+            restart_policy=_member(models.RestartPolicyType, self.restart_policy),
         )
-        return self._envelope("DeepSpeedJob", spec)
+        spec = models.DeepSpeedJobSpec.model_construct(
+            scheduler=self._scheduler(),
+            run_policy=_unless_empty(policy),
+            run_mode=self._run_mode(["worker"]),
+            elastic=elastic,
+            config=_unless_empty(config),
+            disable_custom_env=self.disable_custom_env,
+            worker=worker,
+        )
+        return models.DeepSpeedJob.model_construct(metadata=self._metadata(), spec=spec)
 
     def build(self) -> models.DeepSpeedJob:
         """The wire model."""

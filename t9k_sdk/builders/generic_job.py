@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import Field
 
@@ -12,7 +12,8 @@ from t9k_sdk.builders._common import (
     Resources,
     RestartPolicyArg,
     _Builder,
-    _compact,
+    _free_form,
+    _member,
     _TrainingContainer,
 )
 from t9k_sdk.models import core_v1
@@ -53,7 +54,7 @@ class Replica(_TrainingContainer):
 
     def build(self) -> models.ReplicaSpec:
         """The wire replica spec."""
-        return models.ReplicaSpec.model_validate(self._wire())
+        return models.ReplicaSpec.model_validate(codecs.to_wire(self._wire()))
 
     def _container_name(self) -> str:
         return self.container_name or self.type
@@ -76,23 +77,25 @@ class Replica(_TrainingContainer):
             f"{wire}.restartPolicy.limit": f"{argument}restart_limit",
         }
 
-    def _wire(self) -> dict[str, Any]:
+    def _wire(self) -> models.ReplicaSpec:
+        """The replica spec, unvalidated (see `_Builder._manifest`)."""
         policy = None
         if self.restart_policy is not None or self.restart_limit is not None:
-            policy = _compact({"policy": self.restart_policy, "limit": self.restart_limit})
+            policy = models.RestartPolicy.model_construct(
+                policy=_member(models.RestartPolicyType, self.restart_policy),
+                limit=self.restart_limit,
+            )
         template = self._template(
             command=self.command,
             args=self.args,
             resources=self.resources,
             ports=self.ports,
         )
-        return _compact(
-            {
-                "type": self.type,
-                "replicas": self.count,
-                "restartPolicy": policy,
-                "template": template,
-            }
+        return models.ReplicaSpec.model_construct(
+            type=self.type,
+            replicas=self.count,
+            restart_policy=policy,
+            template=_free_form(template),
         )
 
 
@@ -135,25 +138,36 @@ class GenericJob(_Builder):
             paths |= r._replica_paths(f"spec.replicaSpecs[{i}]", f"replicas[{i}].")
         return paths
 
-    def _manifest(self) -> dict[str, Any]:
-        spec = self._common_spec([r.type for r in self.replicas])
+    def _manifest(self) -> models.GenericJob:
+        service = None
         if self.service_ports is not None:
             ports = (
-                [{"name": n, "port": p} for n, p in self.service_ports.items()]
+                [
+                    core_v1.ServicePort.model_construct(name=n, port=p)
+                    for n, p in self.service_ports.items()
+                ]
                 if isinstance(self.service_ports, dict)
-                else [codecs.to_wire(p) for p in self.service_ports]
+                else self.service_ports
             )
-            spec["service"] = {"ports": ports}
-        spec.update(
-            successRules=self.success_rules,
-            failureRules=self.failure_rules,
-            cleanUpPolicy=self.clean_up_policy,
-            replicaSpecs=[r._wire() for r in self.replicas],
+            service = models.ServiceOption.model_construct(ports=ports)
+        spec = models.GenericJobSpec.model_construct(
+            scheduler=self._scheduler(),
+            run_mode=self._run_mode([r.type for r in self.replicas]),
+            service=service,
+            success_rules=_finish_rules(self.success_rules),
+            failure_rules=_finish_rules(self.failure_rules),
+            clean_up_policy=_member(models.CleanUpPolicy, self.clean_up_policy),
+            replica_specs=[r._wire() for r in self.replicas],
         )
-        return self._envelope("GenericJob", spec)
+        return models.GenericJob.model_construct(metadata=self._metadata(), spec=spec)
 
     def build(self) -> models.GenericJob:
         """The wire model."""
         job = self._built
         assert isinstance(job, models.GenericJob)
         return job
+
+
+def _finish_rules(rules: list[dict[str, list[int]]] | None) -> list[models.FinishRule] | None:
+    """Success or failure rules as the wire types them (where an index may also be a string)."""
+    return None if rules is None else [{t: list[int | str](i) for t, i in r.items()} for r in rules]

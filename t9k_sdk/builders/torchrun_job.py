@@ -10,7 +10,7 @@ runtime support beyond GenericJob is needed, and `t9k-sdk plan` shows the resolv
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
@@ -20,12 +20,15 @@ from t9k_sdk.builders._common import (
     Resources,
     RestartPolicyArg,
     _Builder,
-    _compact,
     _container_index,
+    _free_form,
+    _member,
+    _settings,
     _TrainingContainer,
     _WorkerResources,
 )
 from t9k_sdk.errors import Problem
+from t9k_sdk.models import core_v1
 from t9k_sdk.models._base import Int
 
 __all__ = ["TORCHRUN_ENV", "TorchrunJob"]
@@ -143,7 +146,7 @@ class TorchrunJob(_Builder, _WorkerResources, _TrainingContainer):
             return [*argv, "-m", *self.module]
         return [*argv, *(self.run or ())]
 
-    def _env(self) -> list[dict[str, str]]:
+    def _env(self) -> list[core_v1.EnvVar]:
         master = f"$(service.{WORKER}[0].host)"
         values = {
             "MASTER_ADDR": master,
@@ -156,7 +159,7 @@ class TorchrunJob(_Builder, _WorkerResources, _TrainingContainer):
             "PET_NPROC_PER_NODE": str(self._nproc()),
             "PET_NODE_RANK": "$(rank)",
         }
-        return [{"name": k, "value": values[k]} for k in TORCHRUN_ENV]
+        return [core_v1.EnvVar.model_construct(name=k, value=values[k]) for k in TORCHRUN_ENV]
 
     def _argument_paths(self) -> dict[str, str]:
         worker = "spec.replicaSpecs[0]"
@@ -171,8 +174,7 @@ class TorchrunJob(_Builder, _WorkerResources, _TrainingContainer):
             "spec.cleanUpPolicy": "clean_up_policy",
         }
 
-    def _manifest(self) -> dict[str, Any]:
-        spec = self._common_spec([WORKER])
+    def _manifest(self) -> models.GenericJob:
         template = self._template(
             command=self._command(),
             resources=self._worker_resources(),
@@ -180,26 +182,33 @@ class TorchrunJob(_Builder, _WorkerResources, _TrainingContainer):
         )
         containers = template["spec"]["containers"]
         c = containers[_container_index(containers, self._container_name())]
-        c["env"] = [*self._env(), *(c.get("env") or ())]
+        settings = core_v1.Container.model_construct(name=WORKER, env=self._env())
+        ((key, env),) = _settings(settings).items()
+        c[key] = [*env, *(c.get(key) or ())]
         policy = None
         if self.restart_policy is not None or self.restart_limit is not None:
-            policy = _compact({"policy": self.restart_policy, "limit": self.restart_limit})
-        spec.update(
-            service={"ports": [{"name": PORT_NAME, "port": self.master_port}]},
-            successRules=[{WORKER: [0]}],
-            cleanUpPolicy=self.clean_up_policy,
-            replicaSpecs=[
-                _compact(
-                    {
-                        "type": WORKER,
-                        "replicas": self.workers,
-                        "restartPolicy": policy,
-                        "template": template,
-                    }
+            policy = models.RestartPolicy.model_construct(
+                policy=_member(models.RestartPolicyType, self.restart_policy),
+                limit=self.restart_limit,
+            )
+        spec = models.GenericJobSpec.model_construct(
+            scheduler=self._scheduler(),
+            run_mode=self._run_mode([WORKER]),
+            service=models.ServiceOption.model_construct(
+                ports=[core_v1.ServicePort.model_construct(name=PORT_NAME, port=self.master_port)]
+            ),
+            success_rules=[{WORKER: [0]}],
+            clean_up_policy=_member(models.CleanUpPolicy, self.clean_up_policy),
+            replica_specs=[
+                models.ReplicaSpec.model_construct(
+                    type=WORKER,
+                    replicas=self.workers,
+                    restart_policy=policy,
+                    template=_free_form(template),
                 )
             ],
         )
-        return self._envelope("GenericJob", spec)
+        return models.GenericJob.model_construct(metadata=self._metadata(), spec=spec)
 
     def build(self) -> models.GenericJob:
         """The wire model: a GenericJob."""

@@ -18,6 +18,7 @@ from t9k_sdk.models._base import (
     Int,
     IntOrString,
     K8sPassthroughModel,
+    Quantity,
     ResourceQuantity,
     rule_error,
 )
@@ -29,11 +30,14 @@ __all__ = [
     "Container",
     "ContainerName",
     "ContainerPort",
+    "EmptyDirVolumeSource",
     "EnvVar",
+    "PersistentVolumeClaimVolumeSource",
     "PodSpec",
     "PodTemplateSpec",
     "PortName",
     "ResourceRequirements",
+    "SecretVolumeSource",
     "ServicePort",
     "Volume",
     "VolumeMount",
@@ -137,11 +141,43 @@ class VolumeMount(K8sPassthroughModel):
     """Mount read-only."""
 
 
+class PersistentVolumeClaimVolumeSource(K8sPassthroughModel):
+    """A PersistentVolumeClaim of the pod's namespace, as a volume."""
+
+    claim_name: str
+    """Name of the claim."""
+    read_only: Bool | None = None
+    """Mount the volume read-only everywhere."""
+
+
+class EmptyDirVolumeSource(K8sPassthroughModel):
+    """A directory that starts empty and lives as long as the pod."""
+
+    medium: str | None = None
+    """`Memory` for a tmpfs; by default the node's disk."""
+    size_limit: Quantity | None = None
+    """Most space the directory may use, e.g. "8Gi"."""
+
+
+class SecretVolumeSource(K8sPassthroughModel):
+    """A Secret's keys as files."""
+
+    secret_name: str | None = None
+    """Name of the Secret, in the pod's namespace."""
+
+
 class Volume(K8sPassthroughModel):
-    """A volume of a pod. The source (`persistentVolumeClaim`, `emptyDir`, ...) is kept as given."""
+    """A volume of a pod. The sources the SDK writes (`persistentVolumeClaim`, `emptyDir`,
+    `secret`) are typed; any other source (`hostPath`, `configMap`, ...) is kept as given."""
 
     name: str
     """Name of the volume, unique within the pod."""
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    """A PersistentVolumeClaim."""
+    empty_dir: EmptyDirVolumeSource | None = None
+    """A scratch directory."""
+    secret: SecretVolumeSource | None = None
+    """A Secret's keys as files."""
 
 
 IMAGE_REQUIRED = "every container needs an image"
