@@ -203,7 +203,7 @@ chaos: $(STAMP) cluster-binaries ## Fault campaign on the local control plane; f
 	  $(BIN)/python tools/chaos.py render bench/chaos-result.json && exit $$rc
 
 .PHONY: bench-operator
-bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the plain-client limit and Kubeflow's training operator (tens of minutes; writes docs/performance.md)
+bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the plain clients (Python and Go) and Kubeflow's training operator, at --qps 20, 200 and no limit (tens of minutes per limit; writes docs/performance.md)
 	tools/ensure-bench-binaries.sh
 	$(BIN)/python bench/operator.py --doc
 

@@ -1,30 +1,37 @@
 """The operator at scale, side by side with the plain-client limit and Kubeflow's training operator.
 
-    python bench/operator.py                       # every system and shape; JSON in bench/results/
-    python bench/operator.py --shapes 100x8 --systems ours plain kubeflow
+    python bench/operator.py                       # every system, shape and qps; JSON in bench/results/
+    python bench/operator.py --shapes 100x8 --systems ours plain plain-go kubeflow --qps 20 0
     python bench/operator.py --quick               # a smoke test: our operator, 3 jobs x 2 replicas
     python bench/operator.py render bench/results/operator.json   # the tables of docs/performance.md
 
 It starts its own local control plane (tools/cluster.py with kwok, in .bench-cluster/, with an
-audit policy) and stops it at the end. For each system and shape, in a fresh namespace of the same
-cluster, it creates N jobs of M replicas as fast as the API server accepts them (16 threads) and
-records, per job, the time from its creation (the create call returning) to all its pods created,
-to all of them Running (kwok plays the kubelet), and to the job's status saying Running. Systems:
+audit policy) and stops it at the end. For each client-side limit, shape and system, in a fresh
+namespace of the same cluster, it creates N jobs of M replicas as fast as the API server accepts
+them (16 threads) and records, per job, the time from its creation (the create call returning) to
+all its pods created, to all of them Running (kwok plays the kubelet), and to the job's status
+saying Running. Systems:
 
 * `ours`: the bundled operator (`python -m t9k_operator`), GenericJobs with a master and M-1
   workers and one service port (so a service per pod, as Kubeflow makes for a PyTorchJob);
 * `plain`: the limit, a minimal Python controller (`bench/operator.py plain-client`) that watches
   the same GenericJobs and creates exactly the pods and services our operator would create
   (`t9k_sdk.reconcile.desired_children`), 16 requests in flight, no status, no reads;
-* `kubeflow`: Kubeflow's training operator (tools/ensure-bench-binaries.sh builds it from the Go
-  module proxy) running PyTorchJobs with a Master and M-1 Workers, gang scheduling off.
+* `plain-go`: the same in Go with client-go (tools/gobuild/plain-client, which
+  tools/ensure-bench-binaries.sh builds from the Go module proxy): the same creates, byte for
+  byte (the harness renders a template job's children with a sentinel name and uid, the client
+  puts each job's own in their place), in the same order, 16 in flight;
+* `kubeflow`: Kubeflow's training operator (built the same way) running PyTorchJobs with a Master
+  and M-1 Workers, gang scheduling off.
 
-All three use the same client-side rate limit (`--qps`/`--burst`, default 20/30: what
-controller-runtime gives Kubeflow's operator, which has no flag for it) and the same number of
-workers (`--workers`, default 4; Kubeflow's `--controller-threads`). Each controller runs as its
-own user (a client certificate minted from the cluster's CA), and kube-apiserver's audit log
-(Metadata level for those users only) counts its requests by verb, resource and code. Its peak
-RSS (VmHWM) and CPU seconds come from /proc/<pid>.
+Every system runs at each client-side rate limit of `--qps` (default 20, 200 and 0, which means no
+client-side limit) with the same `--burst` (default 30), but Kubeflow's operator, which has no flag
+for its limit (controller-runtime's 20/30), only at 20/30. All have the same number of workers
+(`--workers`, default 4; Kubeflow's `--controller-threads`). Each controller runs as its own user
+(a client certificate minted from the cluster's CA), and kube-apiserver's audit log (Metadata level
+for those users only) counts its requests by verb, resource and code; the namespace's Events are
+listed at the end of each run (the minimum writes with Events counted). Its peak RSS (VmHWM) and
+CPU seconds come from /proc/<pid>.
 """
 
 from __future__ import annotations
@@ -55,7 +62,7 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,7 +75,12 @@ sys.path.insert(0, str(REPO))
 BENCH_CLUSTER = REPO / ".bench-cluster"
 RESULTS = REPO / "bench" / "results"
 DOC = REPO / "docs" / "performance.md"
-SYSTEMS = ("plain", "ours", "kubeflow")
+SYSTEMS = ("plain", "plain-go", "ours", "kubeflow")
+NO_STATUS = ("plain", "plain-go")
+"""The plain clients write no status."""
+FULL_QPS = (20.0, 200.0, 0.0)
+KUBEFLOW_LIMITS = (20.0, 30)
+"""controller-runtime's client-side limit (qps, burst): Kubeflow's operator has no flag for it."""
 FULL_SHAPES = ("100x8", "1000x4", "1x2000")
 QUICK_SHAPES = ("3x2",)
 USERS = {s: f"t9k-bench-{s}" for s in SYSTEMS}
@@ -79,6 +91,9 @@ BENCH_NODE_PODS = "1000"
 BEGIN = "<!-- operator-bench:begin (bench/operator.py render writes this part) -->"
 END = "<!-- operator-bench:end -->"
 KUBEFLOW_VWC = "validator.training-operator.kubeflow.org"
+SENTINEL_NAME = "t9k-bench-sentinel-job"
+SENTINEL_UID = "5e471e17-0000-4000-8000-5e471e175e47"
+"""What the plain Go client's template job is called, in place of which it puts each job's own."""
 
 
 def log(msg: str) -> None:
@@ -235,8 +250,15 @@ class Kube:
         data = resp.data
         return resp.status, json.loads(data) if data else None
 
-    def must(self, method: str, path: str, body: Any = None, ok: Sequence[int] = ()) -> Any:
-        status, data = self.request(method, path, body)
+    def must(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        ok: Sequence[int] = (),
+        query: Sequence[tuple[str, str]] = (),
+    ) -> Any:
+        status, data = self.request(method, path, body, query)
         if status >= 300 and status not in ok:
             raise RuntimeError(f"{method} {path}: HTTP {status}: {str(data)[:500]}")
         return data
@@ -464,7 +486,7 @@ class Recorder:
     def _jobs(self) -> None:
         path = jobs_path(self.system, self.namespace)
         for _type, job in self.kube.watch(path, self.stop):
-            if self.system != "plain" and status_running(self.system, job):
+            if self.system not in NO_STATUS and status_running(self.system, job):
                 now = time.monotonic()
                 with self.lock:
                     times = self.job(job["metadata"]["name"])
@@ -475,10 +497,10 @@ class Recorder:
         with self.lock:
             if len(self.jobs) < self.n:
                 return False
-            return all(  # every child exists (the plain client writes no status, so ...)
+            return all(  # every child exists (the plain clients write no status, so ...)
                 t.all_running is not None
                 and t.all_services is not None
-                and (self.system == "plain" or t.status is not None)
+                and (self.system in NO_STATUS or t.status is not None)
                 for t in self.jobs.values()
             )
 
@@ -525,13 +547,23 @@ class Settings:
     work_dir: Path
     kubeflow_dir: Path | None
     timeline: bool = False
+    plain_go: Path | None = None
+    """The Go plain client's binary (tools/ensure-bench-binaries.sh --plain-client)."""
     profile: Path | None = None
     """A folder for py-spy flame graphs of our operator during each run (None: no profile)."""
 
 
 def start_controller(
-    system: str, kubeconfig: Path, namespace: str, s: Settings, kube: Kube
+    system: str,
+    kubeconfig: Path,
+    namespace: str,
+    s: Settings,
+    kube: Kube,
+    *,
+    replicas: int | None = None,
 ) -> subprocess.Popen[bytes]:
+    """Start `system` on `namespace` and wait until it is ready. `replicas` (the jobs' M) is
+    needed by `plain-go` only, which gets the children of a template job of that shape."""
     logf = (s.work_dir / f"{namespace}.log").open("wb")
     port = free_port()
     if system == "ours":
@@ -572,6 +604,28 @@ def start_controller(
             str(s.burst),
             "--ready-port",
             str(port),
+        ]
+        env = dict(os.environ)
+        ready = f"http://127.0.0.1:{port}/"
+    elif system == "plain-go":
+        if s.plain_go is None or replicas is None:
+            raise ValueError("plain-go needs Settings.plain_go (its binary) and replicas")
+        # The template job as the API server would store it (its defaults applied), not created.
+        path = jobs_path(system, namespace)
+        template = kube.must(
+            "POST", path, generic_job(SENTINEL_NAME, replicas), query=[("dryRun", "All")]
+        )
+        children = s.work_dir / f"{namespace}-children.json"
+        children.write_text(json.dumps(children_template(template)))
+        argv = [
+            str(s.plain_go),
+            f"--kubeconfig={kubeconfig}",
+            f"--namespace={namespace}",
+            f"--children={children}",
+            f"--qps={s.qps:g}",
+            f"--burst={s.burst}",
+            f"--inflight={CREATORS}",
+            f"--ready-port={port}",
         ]
         env = dict(os.environ)
         ready = f"http://127.0.0.1:{port}/"
@@ -722,20 +776,53 @@ def stop_profiler(proc: subprocess.Popen[bytes] | None) -> None:
         log(f"py-spy exited {proc.returncode}: {err.decode(errors='replace')[-300:]}")
 
 
+def qps_name(qps: float) -> str:
+    """`--qps` in a namespace's name: q20, q0.5 -> q0-5."""
+    return f"q{qps:g}".replace(".", "-")
+
+
+def job_events(kube: Kube, namespace: str, kind: str) -> dict[str, dict[str, int]]:
+    """job name -> {"type reason": Event objects} of the Events recorded on the namespace's jobs of
+    `kind` (all pages of the namespace's Events)."""
+    out: dict[str, Counter[str]] = {}
+    token = ""
+    while True:
+        query = [("limit", "500")] + ([("continue", token)] if token else [])
+        page = kube.must("GET", f"/api/v1/namespaces/{namespace}/events", query=query)
+        for ev in page.get("items") or ():
+            about = ev.get("involvedObject") or {}
+            if about.get("kind") == kind:
+                key = f"{ev.get('type')} {ev.get('reason')}"
+                out.setdefault(about.get("name", "?"), Counter())[key] += 1
+        token = (page.get("metadata") or {}).get("continue") or ""
+        if not token:
+            return {job: dict(sorted(c.items())) for job, c in sorted(out.items())}
+
+
+def minimum_writes(system: str, m: int, n: int, events: dict[str, dict[str, int]]) -> float:
+    """The fewest writes per job that give each job its M pods, M services, a status (but for the
+    plain clients) and the Events recorded on it, if a burst of Events of one type and reason
+    were one Event with a count (as client-go's correlator makes of them)."""
+    status = 0 if system in NO_STATUS else 1
+    return 2 * m + status + sum(len(kinds) for kinds in events.values()) / n
+
+
 def run_one(
     system: str, n: int, m: int, kube: Kube, state_dir: Path, s: Settings
 ) -> dict[str, Any]:
-    namespace = f"bench-{system}-{n}x{m}"
-    log(f"{system} {n}x{m}: namespace {namespace}")
+    """Run `system` on N jobs of M replicas at `s`'s limits, in a namespace of its own (the
+    result's "namespace", which the caller deletes)."""
+    namespace = f"bench-{system}-{n}x{m}-{qps_name(s.qps)}"
+    log(f"{system} {n}x{m} at --qps {s.qps:g}: namespace {namespace}")
     kube.must("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
     user = USERS[system]
     kubeconfig = mint_kubeconfig(state_dir, user)
     rec = Recorder(kube, system, namespace, n, m)
     rec.start()
-    proc = start_controller(system, kubeconfig, namespace, s, kube)
+    proc = start_controller(system, kubeconfig, namespace, s, kube, replicas=m)
     # Every controller's start-up lists and watches take tokens from its bucket; wait until the
     # bucket is full again, so each system starts the run with the same burst.
-    time.sleep(s.burst / s.qps)
+    time.sleep(s.burst / s.qps if s.qps else 0.0)
     cpu0 = proc_stats(proc.pid)["cpu_seconds"]
     profiler = start_profiler(proc.pid, system, n, m, s)
     path = jobs_path(system, namespace)
@@ -785,6 +872,7 @@ def run_one(
         rec.close()
     time.sleep(2.5)  # the audit backend flushes every second
     requests = audit_counts(state_dir / "logs" / "audit.log", user, namespace)
+    on_jobs = job_events(kube, namespace, "PyTorchJob" if system == "kubeflow" else "GenericJob")
 
     with rec.lock:
         jobs = {k: v for k, v in rec.jobs.items() if v.created is not None}
@@ -812,6 +900,9 @@ def run_one(
         "system": system,
         "jobs": n,
         "replicas": m,
+        "qps": s.qps,
+        "burst": s.burst,
+        "namespace": namespace,
         "timed_out": timed_out,
         "seconds_to_submit_jobs": round(t_submitted, 3),
         "seconds_total": round(t_end, 3),
@@ -819,7 +910,9 @@ def run_one(
         "create_to_all_pods_created": percentiles(lat("all_created")),
         "create_to_all_children_created": percentiles(children),
         "create_to_all_running": percentiles(lat("all_running")),
-        "create_to_status_running": percentiles(lat("status")) if system != "plain" else None,
+        "create_to_status_running": (
+            percentiles(lat("status")) if system not in NO_STATUS else None
+        ),
         "jobs_per_second_all_pods_created": (
             round(n / (created_last - first), 4)
             if created_last and len(lat("all_created")) == n
@@ -834,7 +927,14 @@ def run_one(
         "api_requests_per_job_by_verb": {v: round(c / n, 2) for v, c in sorted(by_verb.items())},
         "api_writes_per_job": round(writes / n, 2),
         "api_writes_per_job_without_events": round((writes - events) / n, 2),
-        "minimum_writes_per_job": 2 * m + (0 if system == "plain" else 1),
+        "minimum_writes_per_job": 2 * m + (0 if system in NO_STATUS else 1),
+        "minimum_writes_per_job_with_events": round(minimum_writes(system, m, n, on_jobs), 2),
+        "job_events": {
+            "objects_by_type_reason": dict(
+                sorted(sum(map(Counter, on_jobs.values()), Counter()).items())
+            ),
+            "distinct_type_reasons_per_job": round(sum(map(len, on_jobs.values())) / n, 2),
+        },
         "controller": {**peak, "cpu_seconds_during_run": round(peak["cpu_seconds"] - cpu0, 2)},
     }
     if s.timeline:
@@ -872,7 +972,65 @@ def run_one(
     return result
 
 
-# --- the plain client: the limit --------------------------------------------------------------
+# --- the plain clients: the limit -------------------------------------------------------------
+
+
+def creates(job: dict[str, Any]) -> list[dict[str, Any]]:
+    """{path, body} of each child the plain clients create for `job` (desired_children), in the
+    operator's order: the pods, then the services."""
+    from t9k_sdk import codecs
+    from t9k_sdk.reconcile import desired_children
+
+    ns = job["metadata"]["namespace"]
+    children = desired_children(codecs.from_manifest(job))
+    return [
+        {"path": f"/api/v1/namespaces/{ns}/{resource}", "body": dict(obj)}
+        for resource, objs in (("pods", children.pods), ("services", children.services))
+        for obj in objs
+    ]
+
+
+def fill_children(template: dict[str, Any], name: str, uid: str) -> list[dict[str, Any]]:
+    """What the Go plain client sends for the job `name`/`uid`: each child of `template` (a
+    `children_template`) with the name and uid put in place of the sentinels, in the JSON text."""
+
+    def text(value: str) -> str:  # as it goes between the quotes of a JSON string
+        return json.dumps(value)[1:-1]
+
+    out = []
+    for child in template["children"]:
+        body = json.dumps(child["body"])
+        body = body.replace(text(template["name"]), text(name))
+        body = body.replace(text(template["uid"]), text(uid))
+        out.append({"path": child["path"], "body": json.loads(body)})
+    return out
+
+
+def children_template(job: dict[str, Any]) -> dict[str, Any]:
+    """The Go plain client's `--children`: the creates of `job` (a job as the API server returns
+    it) renamed to the sentinel name and uid. Raises ValueError unless every child carries both
+    sentinels and putting another job's name and uid in their place gives exactly that job's
+    creates (so a sentinel can occur nowhere else)."""
+
+    def named(name: str, uid: str) -> dict[str, Any]:
+        return {**job, "metadata": {**job["metadata"], "name": name, "uid": uid}}
+
+    template: dict[str, Any] = {
+        "name": SENTINEL_NAME,
+        "uid": SENTINEL_UID,
+        "children": creates(named(SENTINEL_NAME, SENTINEL_UID)),
+    }
+    for child in template["children"]:
+        body = json.dumps(child["body"])
+        if SENTINEL_NAME not in body or SENTINEL_UID not in body:
+            raise ValueError(f"a child of the template job lacks a sentinel: {body[:300]}")
+    probe = ("job-0042", "0b5e7ed0-1234-4321-8765-0123456789ab")
+    if fill_children(template, *probe) != creates(named(*probe)):
+        raise ValueError(
+            f"the children of {job['metadata']['name']!r} do not depend on its name and uid only"
+            f" through the sentinels {SENTINEL_NAME!r} and {SENTINEL_UID!r}"
+        )
+    return template
 
 
 def plain_client(args: argparse.Namespace) -> int:
@@ -880,17 +1038,16 @@ def plain_client(args: argparse.Namespace) -> int:
     import http.server
 
     from t9k_operator.ratelimit import TokenBucket
-    from t9k_sdk import codecs
-    from t9k_sdk.reconcile import desired_children
 
     kube = Kube(Path(args.kubeconfig), pool=CREATORS)
-    bucket = TokenBucket(args.qps, args.burst)
+    bucket = TokenBucket(args.qps, args.burst) if args.qps else None  # 0: no client-side limit
     ns = args.namespace
     pool = concurrent.futures.ThreadPoolExecutor(CREATORS)
     jobs: queue.Queue[dict[str, Any]] = queue.Queue()
 
     def create(path: str, body: dict[str, Any]) -> None:
-        bucket.take()
+        if bucket:
+            bucket.take()
         status, data = kube.request("POST", path, body)
         if status >= 300 and status != 409:
             print(f"create {path} failed: HTTP {status}: {str(data)[:300]}", flush=True)
@@ -898,11 +1055,8 @@ def plain_client(args: argparse.Namespace) -> int:
     def dispatch() -> None:
         while True:
             job = jobs.get()
-            children = desired_children(codecs.from_manifest(job))
-            for pod in children.pods:  # in the operator's order: the pods, then the services
-                pool.submit(create, f"/api/v1/namespaces/{ns}/pods", dict(pod))
-            for svc in children.services:
-                pool.submit(create, f"/api/v1/namespaces/{ns}/services", dict(svc))
+            for child in creates(job):
+                pool.submit(create, child["path"], child["body"])
 
     class Ready(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -942,10 +1096,120 @@ def fmt(v: Any, unit: str = "") -> str:
     return f"{v:,}{unit}"
 
 
+def short(v: float | None) -> str:
+    """A count per job as short as it goes: 8, 10.5, 4,001."""
+    return "-" if v is None else f"{v:,g}"
+
+
 def ratio(a: float | None, b: float | None) -> str:
     if a is None or b is None or b == 0:
         return "-"
     return f"{a / b:.2f}x"
+
+
+SYSTEM_LABELS = {
+    "plain": "plain client, Python (the limit)",
+    "plain-go": "plain client, Go (the limit)",
+    "ours": "t9k operator",
+    "kubeflow": "Kubeflow training operator",
+}
+Run = dict[str, Any]
+ByLimit = dict[tuple[float, int], dict[str, dict[str, Run]]]
+"""(qps, burst) -> "NxM" -> system -> run, in the order they ran."""
+
+
+def with_limits(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` with each run's qps and burst: a result file from before several qps per run has
+    one qps for all, in its settings."""
+    settings = result["settings"]
+    for run in result["runs"]:
+        run.setdefault("qps", settings["qps"])
+        run.setdefault("burst", settings["burst"])
+    return result
+
+
+def by_limit(result: dict[str, Any]) -> ByLimit:
+    out: ByLimit = {}
+    for r in with_limits(result)["runs"]:
+        shapes = out.setdefault((float(r["qps"]), int(r["burst"])), {})
+        shapes.setdefault(f"{r['jobs']}x{r['replicas']}", {})[r["system"]] = r
+    return out
+
+
+def limit_label(qps: float, burst: int) -> str:
+    return "no client-side limit (`--qps 0`)" if qps == 0 else f"`--qps {qps:g} --burst {burst}`"
+
+
+def shape_label(shape: str) -> str:
+    n, m = shape.split("x")
+    return f"{int(n):,} x {int(m):,}"
+
+
+def p99(r: Run | None, key: str) -> float | None:
+    return (r.get(key) or {}).get("p99") if r else None
+
+
+def cpu_per_child(r: Run | None) -> float | None:
+    """CPU seconds of the run per pod or service created (201 in the audit log)."""
+    if not r:
+        return None
+    created = sum(r["api_requests"].get(f"create {res} 201", 0) for res in ("pods", "services"))
+    return r["controller"]["cpu_seconds_during_run"] / created if created else None
+
+
+def faster_plain(runs: dict[str, Run]) -> tuple[str, Run] | None:
+    """The plain client (Python or Go) with the lower p99 creation -> all pods created."""
+    timed = [(s, r) for s, r in runs.items() if s in NO_STATUS and p99(r, KEY_PODS) is not None]
+    return min(timed, key=lambda sr: p99(sr[1], KEY_PODS) or 0.0, default=None)
+
+
+KEY_PODS = "create_to_all_pods_created"
+
+
+def verdict(value: float | None, of: float | None, within: float, note: str = "") -> str:
+    """A target cell: met or not, with the ratio `value / of`."""
+    if value is None or not of:
+        return "-"
+    r = value / of
+    return f"{'**met**' if r <= within else 'not met'}: {r:.2f}x{note}"
+
+
+def targets(result: dict[str, Any]) -> list[str]:
+    """The table of issue 26's targets for our operator, a row per target and limit."""
+    limits = by_limit(result)
+    shapes = list(dict.fromkeys(shape for runs in limits.values() for shape in runs))
+    lines = [
+        "| Target (issue 26) | client-side limit | " + " | ".join(map(shape_label, shapes)) + " |",
+        "| --- | --- |" + " --- |" * len(shapes),
+    ]
+
+    def pods(runs: dict[str, Run]) -> str:
+        plain = faster_plain(runs)
+        if plain is None:
+            return "-"
+        note = " (the Go client)" if plain[0] == "plain-go" else " (the Python client)"
+        return verdict(p99(runs.get("ours"), KEY_PODS), p99(plain[1], KEY_PODS), 1.1, note)
+
+    def cpu(runs: dict[str, Run]) -> str:
+        return verdict(cpu_per_child(runs.get("ours")), cpu_per_child(runs.get("plain")), 2.0)
+
+    def writes(runs: dict[str, Run]) -> str:
+        ours = runs.get("ours")
+        if not ours or "minimum_writes_per_job_with_events" not in ours:
+            return "-"
+        minimum = ours["minimum_writes_per_job_with_events"]
+        note = f" ({ours['api_writes_per_job']:g} for {minimum:g})"
+        return verdict(ours["api_writes_per_job"], minimum, 1.1, note)
+
+    for label, cell in (
+        ("p99 creation → all pods created within 1.1x of the faster plain client", pods),
+        ("CPU seconds per pod or service created within 2x of the Python plain client", cpu),
+        ("API writes per job within 1.1x of the minimum with Events counted", writes),
+    ):
+        for (qps, burst), runs in limits.items():
+            cells = [cell(runs.get(shape, {})) for shape in shapes]
+            lines.append(f"| {label} | {limit_label(qps, burst)} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def render(result: dict[str, Any]) -> str:
@@ -955,92 +1219,129 @@ def render(result: dict[str, Any]) -> str:
         "",
         f"Measured {env['date']} on {env['machine']}; {env['python']}, kube-apiserver"
         f" {env['kubernetes']}, kwok {env['kwok']}, Kubeflow training operator"
-        f" {env['training_operator']} built with {env['go']}. Every controller at"
-        f" `--qps {result['settings']['qps']:g} --burst {result['settings']['burst']}` and"
-        f" {result['settings']['workers']} workers. Command: `{result['command']}`.",
+        f" {env['training_operator']} and the Go plain client built with {env['go']}. Every"
+        f" controller with {result['settings']['workers']} workers. Command:"
+        f" `{result['command']}`.",
+        "",
+        *targets(result),
         "",
     ]
-    by_shape: dict[str, dict[str, dict[str, Any]]] = {}
-    for r in result["runs"]:
-        by_shape.setdefault(f"{r['jobs']}x{r['replicas']}", {})[r["system"]] = r
-    for shape, runs in by_shape.items():
-        n, m = shape.split("x")
-        lines += [
-            f"#### {int(n):,} job{'s' if n != '1' else ''} x {int(m):,} replicas",
-            "",
-            "| | plain client (the limit) | t9k operator | Kubeflow training operator |",
-            "| --- | ---: | ---: | ---: |",
-        ]
-        order = [runs.get(s) for s in SYSTEMS]
-
-        def row(label: str, get: Any, unit: str = "", order: list[Any] = order) -> str:
-            cells = [fmt(get(r), unit) if r else "not run" for r in order]
-            return f"| {label} | " + " | ".join(cells) + " |"
-
-        for key, label in (
-            ("create_to_all_pods_created", "creation → all pods created"),
-            ("create_to_all_children_created", "creation → all pods and services created"),
-            ("create_to_all_running", "creation → all pods Running"),
-            ("create_to_status_running", "creation → status Running"),
-        ):
-            for p in ("p50", "p90", "p99"):
-                lines.append(
-                    row(f"{label}, {p}", lambda r, k=key, p=p: (r.get(k) or {}).get(p), " s")
-                )
-        lines += [
-            row("jobs/s, all pods created", lambda r: r["jobs_per_second_all_pods_created"]),
-            row("jobs/s, all pods Running", lambda r: r["jobs_per_second_all_running"]),
-            row(
-                "API writes per job: all / without Events (minimum)",
-                lambda r: f"{r['api_writes_per_job']:g} / {r['api_writes_per_job_without_events']:g}"
-                f" ({r['minimum_writes_per_job']})",
-            ),
-            row(
-                "API requests per job by verb",
-                lambda r: ", ".join(
-                    f"{v} {c:g}" for v, c in r["api_requests_per_job_by_verb"].items()
-                ),
-            ),
-            row("peak RSS", lambda r: r["controller"]["peak_rss_mib"], " MiB"),
-            row("CPU seconds during the run", lambda r: r["controller"]["cpu_seconds_during_run"]),
-            row("jobs complete / timed out", lambda r: f"{r['jobs_complete']} / {r['timed_out']}"),
-            "",
-        ]
-        ours, plain, kf = (runs.get(s) for s in ("ours", "plain", "kubeflow"))
-        if ours:
-
-            def p99(r: dict[str, Any] | None, k: str) -> float | None:
-                return (r.get(k) or {}).get("p99") if r else None
-
+    for (qps, burst), shapes in by_limit(result).items():
+        lines += [f"#### {limit_label(qps, burst)[0].upper()}{limit_label(qps, burst)[1:]}", ""]
+        systems = [s for s in SYSTEMS if any(s in runs for runs in shapes.values())]
+        for shape, runs in shapes.items():
+            n, m = shape.split("x")
             lines += [
-                "The t9k operator as a ratio (lower is better):",
+                f"##### {int(n):,} job{'s' if n != '1' else ''} x {int(m):,} replicas",
                 "",
-                "| | to the plain client | to Kubeflow's operator |",
-                "| --- | ---: | ---: |",
+                "| | " + " | ".join(SYSTEM_LABELS[s] for s in systems) + " |",
+                "| --- |" + " ---: |" * len(systems),
             ]
-            for k, label in (
-                ("create_to_all_pods_created", "p99 creation → all pods created"),
-                ("create_to_all_children_created", "p99 creation → all pods and services created"),
-                ("create_to_all_running", "p99 creation → all pods Running"),
+            order = [runs.get(s) for s in systems]
+
+            def row(label: str, get: Any, unit: str = "", order: list[Any] = order) -> str:
+                cells = [fmt(get(r), unit) if r else "not run" for r in order]
+                return f"| {label} | " + " | ".join(cells) + " |"
+
+            for key, label in (
+                (KEY_PODS, "creation → all pods created"),
+                ("create_to_all_children_created", "creation → all pods and services created"),
+                ("create_to_all_running", "creation → all pods Running"),
+                ("create_to_status_running", "creation → status Running"),
             ):
-                lines.append(
-                    f"| {label} | {ratio(p99(ours, k), p99(plain, k))}"
-                    f" | {ratio(p99(ours, k), p99(kf, k))} |"
-                )
-            lines.append(
-                f"| p99 creation → status Running | - |"
-                f" {ratio(p99(ours, 'create_to_status_running'), p99(kf, 'create_to_status_running'))} |"
-            )
-            lines.append(
-                f"| API writes per job without Events | {ratio(ours['api_writes_per_job_without_events'], plain['api_writes_per_job_without_events'] if plain else None)}"
-                f" | {ratio(ours['api_writes_per_job_without_events'], kf['api_writes_per_job_without_events'] if kf else None)} |"
-            )
-            lines.append(
-                f"| peak RSS | - | {ratio(ours['controller']['peak_rss_mib'], kf['controller']['peak_rss_mib'] if kf else None)} |"
-            )
-            lines.append("")
+                for p in ("p50", "p90", "p99"):
+                    lines.append(
+                        row(f"{label}, {p}", lambda r, k=key, p=p: (r.get(k) or {}).get(p), " s")
+                    )
+            lines += [
+                row("jobs/s, all pods created", lambda r: r["jobs_per_second_all_pods_created"]),
+                row("jobs/s, all pods Running", lambda r: r["jobs_per_second_all_running"]),
+                row(
+                    "API writes per job: all / without Events",
+                    lambda r: f"{r['api_writes_per_job']:g}"
+                    f" / {r['api_writes_per_job_without_events']:g}",
+                ),
+                row(
+                    "minimum writes per job: with Events / without",
+                    lambda r: f"{short(r.get('minimum_writes_per_job_with_events'))}"
+                    f" / {r['minimum_writes_per_job']}",
+                ),
+                row(
+                    "API requests per job by verb",
+                    lambda r: ", ".join(
+                        f"{v} {c:g}" for v, c in r["api_requests_per_job_by_verb"].items()
+                    ),
+                ),
+                row("peak RSS", lambda r: r["controller"]["peak_rss_mib"], " MiB"),
+                row(
+                    "CPU seconds during the run",
+                    lambda r: r["controller"]["cpu_seconds_during_run"],
+                ),
+                row("CPU milliseconds per pod or service created", lambda r: _ms(cpu_per_child(r))),
+                row(
+                    "jobs complete / timed out",
+                    lambda r: f"{r['jobs_complete']} / {r['timed_out']}",
+                ),
+                "",
+            ]
+            lines += ratios(runs)
     lines.append(END)
     return "\n".join(lines)
+
+
+def ratios(runs: dict[str, Run]) -> list[str]:
+    """Our operator's figures as ratios to the faster plain client's and Kubeflow's operator's
+    (the columns of those that ran); the status and peak RSS only to Kubeflow's."""
+    plain, kf = faster_plain(runs), runs.get("kubeflow")
+    refs = [
+        (label, ref, is_plain)
+        for label, ref, is_plain in (
+            ("to the faster plain client", plain[1] if plain else None, True),
+            ("to Kubeflow's operator", kf, False),
+        )
+        if ref
+    ]
+    ours = runs.get("ours")
+    if not ours or not refs:
+        return []
+    lines = [
+        "The t9k operator as a ratio (lower is better):",
+        "",
+        "| | " + " | ".join(label for label, _, _ in refs) + " |",
+        "| --- |" + " ---: |" * len(refs),
+    ]
+    for label, get, plain_too in (
+        ("p99 creation → all pods created", lambda r: p99(r, KEY_PODS), True),
+        (
+            "p99 creation → all pods and services created",
+            lambda r: p99(r, "create_to_all_children_created"),
+            True,
+        ),
+        ("p99 creation → all pods Running", lambda r: p99(r, "create_to_all_running"), True),
+        ("p99 creation → status Running", lambda r: p99(r, "create_to_status_running"), False),
+        ("CPU seconds per pod or service created", cpu_per_child, True),
+        ("API writes per job without Events", writes_without_events, True),
+        ("peak RSS", peak_rss, False),
+    ):
+        cells = [
+            ratio(get(ours), get(ref)) if plain_too or not is_plain else "-"
+            for _, ref, is_plain in refs
+        ]
+        if any(c != "-" for c in cells):
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
+
+
+def writes_without_events(r: Run | None) -> float | None:
+    return r["api_writes_per_job_without_events"] if r else None
+
+
+def peak_rss(r: Run | None) -> float | None:
+    return r["controller"]["peak_rss_mib"] if r else None
 
 
 def write_doc(result: dict[str, Any], doc: Path = DOC) -> None:
@@ -1094,7 +1395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--doc", type=Path, default=DOC)
         p.add_argument("--print", action="store_true", help="print the tables, leave the doc")
         a = p.parse_args(argv[1:])
-        results = [json.loads(f.read_text()) for f in a.json]
+        results = [with_limits(json.loads(f.read_text())) for f in a.json]
         merged: dict[str, Any] = results[0]
         merged["runs"] = [r for res in results for r in res["runs"]]
         merged["command"] = "`, `".join(res["command"] for res in results)
@@ -1115,10 +1416,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--shapes", nargs="+", help=f"NxM (default {' '.join(FULL_SHAPES)})")
-    p.add_argument("--systems", nargs="+", choices=SYSTEMS, help="(default: all three)")
-    p.add_argument("--quick", action="store_true", help="3 jobs x 2 replicas, our operator only")
-    p.add_argument("--qps", type=float, default=20.0)
-    p.add_argument("--burst", type=int, default=30)
+    p.add_argument("--systems", nargs="+", choices=SYSTEMS, help="(default: all four)")
+    p.add_argument(
+        "--quick", action="store_true", help="3 jobs x 2 replicas, our operator only, --qps 20"
+    )
+    p.add_argument(
+        "--qps",
+        type=float,
+        nargs="+",
+        help="client-side limits to run each shape and system at; 0: no client-side limit"
+        f" (default {' '.join(f'{q:g}' for q in FULL_QPS)}; Kubeflow's operator runs only at"
+        f" {KUBEFLOW_LIMITS[0]:g} with --burst {KUBEFLOW_LIMITS[1]}, its fixed limits)",
+    )
+    p.add_argument("--burst", type=int, default=30, help="(default 30)")
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--timeout", type=float, default=900.0, help="per run (default 900 s)")
     p.add_argument("--json", type=Path, help="(default bench/results/operator[-quick].json)")
@@ -1139,32 +1449,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = p.parse_args(argv)
     shapes = a.shapes or (QUICK_SHAPES if a.quick else FULL_SHAPES)
     systems = a.systems or (("ours",) if a.quick else SYSTEMS)
+    qps_list = a.qps or ([KUBEFLOW_LIMITS[0]] if a.quick else list(FULL_QPS))
+    if any(q < 0 for q in qps_list):
+        p.error(f"--qps: each must be >= 0 (0: no client-side limit), got {qps_list}")
     out = a.json or RESULTS / ("operator-quick.json" if a.quick else "operator.json")
     parsed = [tuple(int(x) for x in sh.lower().split("x")) for sh in shapes]
-    kubeflow_dir = None
-    if "kubeflow" in systems:
+
+    def ensure_bench_binaries(*args: str) -> Path:
         built = subprocess.run(
-            [str(REPO / "tools" / "ensure-bench-binaries.sh")],
+            [str(REPO / "tools" / "ensure-bench-binaries.sh"), *args],
             check=True,
             stdout=subprocess.PIPE,
             text=True,
         )
-        kubeflow_dir = Path(built.stdout.strip().splitlines()[-1])
+        return Path(built.stdout.strip().splitlines()[-1])
+
+    kubeflow_dir = ensure_bench_binaries() if "kubeflow" in systems else None
+    plain_go = ensure_bench_binaries("--plain-client") if "plain-go" in systems else None
     subprocess.run(
         [str(REPO / "tools" / "ensure-binaries.sh")], check=True, stdout=subprocess.DEVNULL
     )
     work = a.cluster_dir.parent / f"{a.cluster_dir.name}-logs"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    s = Settings(a.qps, a.burst, a.workers, a.timeout, work, kubeflow_dir, a.timeline, a.profile)
+    s = Settings(
+        qps_list[0],
+        a.burst,
+        a.workers,
+        a.timeout,
+        work,
+        kubeflow_dir,
+        a.timeline,
+        plain_go,
+        a.profile,
+    )
     command = (
         "make bench-operator"
-        if not (a.shapes or a.systems or a.quick)
+        if not (a.shapes or a.systems or a.quick or a.qps)
         else ("python bench/operator.py " + " ".join(argv))
     )
     result: dict[str, Any] = {
         "command": command,
-        "settings": {"qps": a.qps, "burst": a.burst, "workers": a.workers},
+        "settings": {"qps": qps_list, "burst": a.burst, "workers": a.workers},
         "runs": [],
     }
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -1174,12 +1500,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if kubeflow_dir is not None:
             install_kubeflow_crds(kube, kubeflow_dir / "crds")
         result["environment"] = environment(kube, s)
-        todo = [(n, m, system) for n, m in parsed for system in systems]
-        for k, (n, m, system) in enumerate(todo):
-            result["runs"].append(run_one(system, n, m, kube, a.cluster_dir.resolve(), s))
+        todo = [
+            (qps, n, m, system)
+            for qps in qps_list
+            for n, m in parsed
+            for system in systems
+            if system != "kubeflow" or (qps, a.burst) == KUBEFLOW_LIMITS
+        ]
+        if "kubeflow" in systems and (a.burst != KUBEFLOW_LIMITS[1] or len(qps_list) > 1):
+            log(
+                "kubeflow runs only at --qps {:g} --burst {} (it has no flag for its limits)".format(
+                    *KUBEFLOW_LIMITS
+                )
+            )
+        for k, (qps, n, m, system) in enumerate(todo):
+            run = run_one(system, n, m, kube, a.cluster_dir.resolve(), replace(s, qps=qps))
+            result["runs"].append(run)
             out.write_text(json.dumps(result, indent=2) + "\n")  # what is done so far
             if k + 1 < len(todo):  # the last one goes with the cluster
-                delete_namespace(kube, f"bench-{system}-{n}x{m}")
+                delete_namespace(kube, run["namespace"])
     log(f"wrote {out}; controller logs in {work}")
     if a.doc:
         write_doc(result)

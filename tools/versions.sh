@@ -21,7 +21,9 @@ export PULUMI_VERSION PULUMI_K8S_VERSION T9K_PULUMI_BIN_DIR
 
 # --- Kubeflow's training operator, the reference in bench/operator.py: tools/ensure-bench-binaries.sh ---
 # Built from the wrapper module in tools/gobuild/training-operator (go.mod requires the module at this
-# version); its CRDs are copied from the same module's manifests/base/crds. Not used by `make test`.
+# version); its CRDs are copied from the same module's manifests/base/crds. The bench's Go plain
+# client (tools/gobuild/plain-client, client-go at K8S_VERSION) is built into the same directory.
+# Not used by `make test`.
 TRAINING_OPERATOR_VERSION=v1.8.1
 T9K_BENCH_BIN_DIR="$T9K_CACHE_ROOT/bin/training-operator-${TRAINING_OPERATOR_VERSION}_${GO_LINE:-go}"
 export TRAINING_OPERATOR_VERSION T9K_BENCH_BIN_DIR

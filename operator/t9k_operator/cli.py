@@ -14,6 +14,7 @@ process (the API server connection, leader election, health, metrics, signals, t
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -95,6 +96,15 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _qps(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(
+            f"must be >= 0 requests per second (0: no client-side limit), got {text}"
+        )
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     missing = missing_modules(*NEEDS)
     parser = argparse.ArgumentParser(
@@ -114,10 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     api.add_argument("--context", help="kubeconfig context (default: the current one)")
     api.add_argument(
         "--qps",
-        type=_positive_float,
+        type=_qps,
         default=50.0,
         help="API requests per second (default 50) for each of three token buckets, as client-go"
-        " gives each client one: reads and children's writes, status writes, Events",
+        " gives each client one: reads and children's writes, status writes, Events; 0: no"
+        " client-side rate limit (the API server's own limits still apply)",
     )
     api.add_argument(
         "--burst", type=_positive_int, default=100, help="API request burst (default 100)"

@@ -16,10 +16,10 @@ Every request first takes a token from a rate limiter (`--qps`, `--burst`): the 
 `before` hook. As in a client-go controller, where each client has a token bucket of its own, there
 are three buckets of that size: one for reads and the children's writes, one for status writes (the
 status client of controller-runtime), and one for Events (the event recorder's client). So a job's
-status write never waits behind other jobs' pod creates, nor an Event behind either. Every failure
-is raised as `ApiError`. Neither this module nor any other of the
-operator imports the Kubernetes client: `t9k_sdk._kube` does (import-linter contracts in
-pyproject.toml say so).
+status write never waits behind other jobs' pod creates, nor an Event behind either (`--qps 0`: no
+buckets, no client-side limit). Every failure is raised as `ApiError`. Neither this module nor any
+other of the operator imports the Kubernetes client: `t9k_sdk._kube` does (import-linter contracts
+in pyproject.toml say so).
 """
 
 from __future__ import annotations
@@ -126,6 +126,7 @@ class Cluster:
         page_size: int | None = None,
     ) -> Cluster:
         """Connect with a kubeconfig, or in-cluster when running in a pod without one.
+        `qps` and `burst` size each token bucket; `qps` 0: no client-side rate limit at all.
         `observe(method, status)` hears of every request (the metrics).
 
         Raises `ConfigError` when there is no usable configuration."""
@@ -136,11 +137,15 @@ class Cluster:
             user_agent=f"{REPORTING_COMPONENT}/{_VERSION}",
             pool_size=connections,
         )
+
+        def bucket() -> TokenBucket | None:
+            return TokenBucket(qps, burst) if qps else None
+
         return cls(
             connection.api_client,
-            limiter=TokenBucket(qps, burst),
-            event_limiter=TokenBucket(qps, burst),
-            status_limiter=TokenBucket(qps, burst),
+            limiter=bucket(),
+            event_limiter=bucket(),
+            status_limiter=bucket(),
             identity=identity,
             observe=observe,
             page_size=page_size or listwatch.PAGE_SIZE,

@@ -39,7 +39,12 @@ def test_quick_run_writes_every_figure(cluster: ControlPlane, tmp_path: Path) ->
     assert run["api_requests"]["create services 201"] == 6
     assert any(k.startswith("update genericjobs/status") for k in run["api_requests"])
     assert run["api_writes_per_job_without_events"] >= run["minimum_writes_per_job"] == 5
+    # The Events it recorded on the jobs were listed: at least one (type, reason) per job.
+    assert run["qps"] == 20.0
+    assert run["minimum_writes_per_job_with_events"] >= 6
+    assert run["job_events"]["distinct_type_reasons_per_job"] >= 1
     assert run["controller"]["peak_rss_mib"] > 0
     assert run["controller"]["cpu_seconds"] > 0
-    # The docs' tables render from the file.
+    # The docs' tables render from the file, issue 26's targets first.
     assert "creation → all pods created, p99" in proc.stdout
+    assert "| Target (issue 26) | client-side limit | 3 x 2 |" in proc.stdout

@@ -39,11 +39,23 @@ def test_watch_timeout_and_list_page_size_flags() -> None:
     assert (options.watch_timeout_seconds, options.list_page_size) == ((2, 5), 7)
 
 
+def test_qps_zero_means_no_client_side_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.build_parser().parse_args(["--qps", "0"]).qps == 0.0
+    assert cli.build_parser().parse_args(["--qps", "0.5"]).qps == 0.5
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["--qps", "-1"])
+    assert "must be >= 0 requests per second (0: no client-side limit), got -1" in (
+        capsys.readouterr().err
+    )
+
+
 @pytest.mark.parametrize(
     "argv",
     [
         ["--workers", "0"],
-        ["--qps", "0"],
+        ["--qps", "-1"],
+        ["--qps", "nan"],
+        ["--qps", "inf"],
         ["--burst", "-1"],
         ["--log-format", "xml"],
         ["--namespace", "Team_A"],

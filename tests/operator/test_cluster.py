@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -254,6 +255,25 @@ def test_events_and_status_writes_take_their_tokens_from_buckets_of_their_own(
     cluster.replace_status(job(), {"phase": "Running"})
     cluster.list(PODS)
     assert taken == ["events", "status", "jobs"]
+
+
+def test_qps_zero_connects_without_a_client_side_limit(
+    monkeypatch: pytest.MonkeyPatch, api: FakeApiClient
+) -> None:
+    """`--qps 0 --burst 1`: hundreds of requests go out at once. With a bucket of burst 1, the
+    201st list would wait 200/qps seconds (2 s even at 100 per second), and so would the 201st
+    status write."""
+    from t9k_sdk._kube import config as config_module
+
+    connection = config_module.Connection(api_client=api, namespace=None, in_cluster=False)
+    monkeypatch.setattr(config_module, "connect", lambda *_, **__: connection)
+    unlimited = Cluster.connect(kubeconfig="/k", qps=0, burst=1)
+    started = time.monotonic()
+    for _ in range(201):
+        unlimited.list(PODS)
+        unlimited.replace_status(job(), {"phase": "Running"})
+    assert time.monotonic() - started < 1.5
+    assert len(api.requests) == 402
 
 
 # --- the ClusterRole against the requests made --------------------------------------------------
