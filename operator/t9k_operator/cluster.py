@@ -32,6 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from t9k_operator.events import MESSAGE_LIMIT, aggregate
 from t9k_operator.ratelimit import TokenBucket
 from t9k_sdk import __version__ as _VERSION
@@ -98,6 +100,7 @@ class Cluster:
             timeout=request_timeout,
             before=self._take_token if limiter or event_limiter or status_limiter else None,
             observe=observe,
+            loads=orjson.loads,
         )
         self.identity = identity
         self._events: OrderedDict[tuple[str, ...], tuple[str, int, float]] = OrderedDict()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -75,15 +74,6 @@ def controller_uid(obj: Mapping[str, Any]) -> str | None:
     return ref.uid if ref is not None and ref.uid else None
 
 
-def _interned(value: Any) -> Any:
-    """`value` with every mapping key interned (the same data; keys shared across objects)."""
-    if isinstance(value, dict):
-        return {sys.intern(k) if type(k) is str else k: _interned(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_interned(v) for v in value]
-    return value
-
-
 class Store:
     """A thread-safe cache of objects by (namespace, name), indexed by (namespace, controller
     owner uid): an object counts as a job's child only in the job's own namespace, as
@@ -120,14 +110,13 @@ class Store:
         The store keeps objects without `metadata.managedFields`: nothing in the operator reads
         them, and they are a third to a half of a pod's bytes once the scheduler and the kubelet
         have written its status (client-go informers drop them the same way). The keys of its
-        mappings are interned: the JSON decoder makes new key strings for every object, and
-        with thousands of cached pods the copies of "metadata", "containers", ... add up."""
+        mappings are shared with every other object: the operator decodes with orjson, whose
+        key cache hands out one "metadata", "containers", ... for thousands of cached pods."""
         if self._trim is not None:
             obj = self._trim(obj)
         meta = obj.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:
             obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-        obj = _interned(obj)
         key = object_key(obj)
         with self._lock:
             old = self._objects.get(key)
