@@ -111,7 +111,22 @@ class KindRules:
         return conventions.slots(self.job)
 
     def group(self, replica_type: str) -> ReplicaGroup:
-        return next(g for g in self.groups() if g.type == replica_type)
+        return self._groups_by_type()[replica_type]
+
+    @_once
+    def _groups_by_type(self) -> dict[str, ReplicaGroup]:
+        return {g.type: g for g in self.groups()}
+
+    @_once
+    def _scheduler_labels(self) -> dict[str, str]:
+        sched = self.scheduler()
+        if sched is None:
+            return {}
+        return {conventions.SCHED_GROUP: self.job.name, conventions.SCHED_QUEUE: sched.queue}
+
+    @_once
+    def _owner_reference(self) -> dict[str, Any]:
+        return owner_reference(self.job)
 
     def run_mode(self) -> models.RunMode:
         spec = self.job.spec
@@ -148,10 +163,8 @@ class KindRules:
             out[conventions.REPLICA_NAME] = slot.name
             if self.is_master(slot):
                 out[conventions.JOB_ROLE] = "master"
-            sched = self.scheduler()
-            if sched is not None:
-                out[conventions.SCHED_GROUP] = job
-                out[conventions.SCHED_QUEUE] = sched.queue
+            if sched := self._scheduler_labels():
+                out.update(sched)
                 out[conventions.SCHED_ROLE] = slot.replica_type
         return out
 
@@ -165,7 +178,7 @@ class KindRules:
         meta["labels"] = labels
         if template is not None and template.annotations:
             meta["annotations"] = dict(template.annotations)
-        meta["ownerReferences"] = [owner_reference(self.job)]
+        meta["ownerReferences"] = [dict(self._owner_reference())]
         return meta
 
     def pod(self, slot: Slot, mode: Mode) -> Manifest:
