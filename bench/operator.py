@@ -1005,14 +1005,9 @@ def render(result: dict[str, Any]) -> str:
 
 
 def write_doc(result: dict[str, Any], doc: Path = DOC) -> None:
-    text = doc.read_text()
-    block = render(result)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    doc.write_text(text)
+    from bench._docs import write_block
+
+    write_block(doc, render(result), BEGIN, END)
 
 
 def environment(kube: Kube, s: Settings) -> dict[str, Any]:
