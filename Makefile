@@ -203,9 +203,10 @@ chaos: $(STAMP) cluster-binaries ## Fault campaign on the local control plane; f
 	  $(BIN)/python tools/chaos.py render bench/chaos-result.json && exit $$rc
 
 .PHONY: bench-operator
-bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the plain-client limit and Kubeflow's training operator (tens of minutes; writes docs/performance.md)
+bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the plain-client limit and Kubeflow's training operator, and how its cost grows with job size and count (over an hour; writes docs/performance.md and docs/images/operator-growth.svg)
 	tools/ensure-bench-binaries.sh
 	$(BIN)/python bench/operator.py --doc
+	$(BIN)/python bench/growth.py --doc
 
 .PHONY: demo
 demo: $(STAMP) cluster-binaries node-binaries system-packages ## Real training on the local cluster's real node: torchrun and DeepSpeed jobs, their loss live (docs/demo.md)

@@ -284,12 +284,12 @@ def wait_until(what: str, check: Any, timeout: float, every: float = 0.5) -> Non
         time.sleep(every)
 
 
-def add_bench_nodes(kube: Kube) -> None:
-    """kwok nodes with room for 1,000 pods each (the test cluster's 4 nodes take 110 each)."""
+def add_bench_nodes(kube: Kube, pods: str = BENCH_NODE_PODS) -> None:
+    """kwok nodes with room for `pods` pods each (the test cluster's 4 nodes take 110 each)."""
     from tools import cluster as cluster_tool
 
     for i in range(BENCH_NODES):
-        node = cluster_tool.FakeNode(f"kwok-bench-{i}", pods=BENCH_NODE_PODS)
+        node = cluster_tool.FakeNode(f"kwok-bench-{i}", pods=pods)
         kube.must("POST", "/api/v1/nodes", cluster_tool._node_manifest(node), ok=(409,))
 
     def schedulable() -> bool:
