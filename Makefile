@@ -203,9 +203,10 @@ chaos: $(STAMP) cluster-binaries ## Fault campaign on the local control plane; f
 	  $(BIN)/python tools/chaos.py render bench/chaos-result.json && exit $$rc
 
 .PHONY: bench-operator
-bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the plain clients (Python and Go) and Kubeflow's training operator, at --qps 20, 200 and no limit (tens of minutes per limit; writes docs/performance.md)
+bench-operator: $(STAMP) cluster-binaries ## The operator at scale beside the plain clients (Python and Go) and Kubeflow's training operator at --qps 20, 200 and no limit, then how its cost grows with job size and count (over an hour; writes docs/performance.md and docs/images/operator-growth.svg)
 	tools/ensure-bench-binaries.sh
 	$(BIN)/python bench/operator.py --doc
+	$(BIN)/python bench/growth.py --doc
 
 .PHONY: demo
 demo: $(STAMP) cluster-binaries node-binaries system-packages ## Real training on the local cluster's real node: torchrun and DeepSpeed jobs, their loss live (docs/demo.md)

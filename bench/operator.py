@@ -307,12 +307,12 @@ def wait_until(what: str, check: Any, timeout: float, every: float = 0.5) -> Non
         time.sleep(every)
 
 
-def add_bench_nodes(kube: Kube) -> None:
-    """kwok nodes with room for 1,000 pods each (the test cluster's 4 nodes take 110 each)."""
+def add_bench_nodes(kube: Kube, pods: str = BENCH_NODE_PODS) -> None:
+    """kwok nodes with room for `pods` pods each (the test cluster's 4 nodes take 110 each)."""
     from tools import cluster as cluster_tool
 
     for i in range(BENCH_NODES):
-        node = cluster_tool.FakeNode(f"kwok-bench-{i}", pods=BENCH_NODE_PODS)
+        node = cluster_tool.FakeNode(f"kwok-bench-{i}", pods=pods)
         kube.must("POST", "/api/v1/nodes", cluster_tool._node_manifest(node), ok=(409,))
 
     def schedulable() -> bool:
@@ -1345,14 +1345,9 @@ def peak_rss(r: Run | None) -> float | None:
 
 
 def write_doc(result: dict[str, Any], doc: Path = DOC) -> None:
-    text = doc.read_text()
-    block = render(result)
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    doc.write_text(text)
+    from bench._docs import write_block
+
+    write_block(doc, render(result), BEGIN, END)
 
 
 def environment(kube: Kube, s: Settings) -> dict[str, Any]:
@@ -1383,6 +1378,18 @@ def environment(kube: Kube, s: Settings) -> dict[str, Any]:
 
 
 # --- main -------------------------------------------------------------------------------------
+
+
+def ensure_bench_binaries(*args: str) -> Path:
+    """Build (or find in the cache) what tools/ensure-bench-binaries.sh builds; the path it prints
+    last: Kubeflow's folder, or with `--plain-client` the Go plain client's binary."""
+    built = subprocess.run(
+        [str(REPO / "tools" / "ensure-bench-binaries.sh"), *args],
+        check=True,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    return Path(built.stdout.strip().splitlines()[-1])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1454,15 +1461,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error(f"--qps: each must be >= 0 (0: no client-side limit), got {qps_list}")
     out = a.json or RESULTS / ("operator-quick.json" if a.quick else "operator.json")
     parsed = [tuple(int(x) for x in sh.lower().split("x")) for sh in shapes]
-
-    def ensure_bench_binaries(*args: str) -> Path:
-        built = subprocess.run(
-            [str(REPO / "tools" / "ensure-bench-binaries.sh"), *args],
-            check=True,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        return Path(built.stdout.strip().splitlines()[-1])
 
     kubeflow_dir = ensure_bench_binaries() if "kubeflow" in systems else None
     plain_go = ensure_bench_binaries("--plain-client") if "plain-go" in systems else None

@@ -42,6 +42,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench._docs import write_block  # noqa: E402  (the checkout first on sys.path)
+
 DOC = REPO / "docs" / "performance.md"
 EXAMPLE = REPO / "examples" / "deepspeed_bert.yaml"
 BEGIN = "<!-- startup-bench:begin (bench/startup.py --doc writes this part) -->"
@@ -147,16 +151,6 @@ def machine() -> str:
     )
 
 
-def write_doc(block: str, doc: Path = DOC) -> None:
-    text = doc.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    doc.write_text(text, encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -196,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 END,
             ]
         )
-        write_doc(block)
+        write_block(DOC, block, BEGIN, END)
         print(f"updated {DOC}")
     return 0
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from tools.kit import ControlPlane
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "operator.py"
+GROWTH = BENCH.with_name("growth.py")
 
 
 def test_quick_run_writes_every_figure(cluster: ControlPlane, tmp_path: Path) -> None:
@@ -48,3 +49,31 @@ def test_quick_run_writes_every_figure(cluster: ControlPlane, tmp_path: Path) ->
     # The docs' tables render from the file, issue 26's targets first.
     assert "creation → all pods created, p99" in proc.stdout
     assert "| Target (issue 26) | client-side limit | 3 x 2 |" in proc.stdout
+
+
+def test_growth_runs_both_sweeps_for_both_systems(cluster: ControlPlane, tmp_path: Path) -> None:
+    # bench/growth.py (`make bench-operator`'s figure) on tiny points: each sweep, each system.
+    out = tmp_path / "growth.json"
+    proc = subprocess.run(
+        [sys.executable, str(GROWTH), "--sizes", "1x3", "--counts", "2x2", "--json", str(out),
+         "--systems", "ours", "plain",  # not plain-go: `make test` builds no client-go
+         "--cluster-dir", str(tmp_path / "cluster"), "--timeout", "60"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    runs = json.loads(out.read_text())["runs"]
+    assert [(r["sweep"], r["system"], r["jobs"], r["replicas"]) for r in runs] == [
+        ("size", "ours", 1, 3),
+        ("size", "plain", 1, 3),
+        ("count", "ours", 2, 2),
+        ("count", "plain", 2, 2),
+    ]
+    for run in runs:
+        assert not run["timed_out"]
+        assert "timeline" not in run  # only its wall time is kept
+        p99 = run["create_to_all_pods_created"]["p99"]
+        assert run["seconds_to_all_pods_created"] >= p99 > 0  # from the first create, not its own
+        assert run["controller"]["cpu_seconds_during_run"] > 0
+    # The docs' table renders from the run.
+    assert "| 1 x 3 |" in proc.stdout
+    assert "| 2 x 2 |" in proc.stdout

@@ -13,7 +13,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.mark.parametrize(
-    "script", sorted(p.name for p in BENCH.glob("*.py") if p.name != "__init__.py")
+    "script", sorted(p.name for p in BENCH.glob("*.py") if not p.name.startswith("_"))
 )
 def test_each_benchmark_starts_as_a_script(script: str) -> None:
     done = subprocess.run(
