@@ -551,6 +551,8 @@ class Settings:
     """The Go plain client's binary (tools/ensure-bench-binaries.sh --plain-client)."""
     profile: Path | None = None
     """A folder for py-spy flame graphs of our operator during each run (None: no profile)."""
+    baselines: dict[str, Path] = field(default_factory=dict)
+    """`--baseline LABEL=DIR`: system `ours@LABEL` runs the operator of the checkout in DIR."""
 
 
 def start_controller(
@@ -566,7 +568,7 @@ def start_controller(
     needed by `plain-go` only, which gets the children of a template job of that shape."""
     logf = (s.work_dir / f"{namespace}.log").open("wb")
     port = free_port()
-    if system == "ours":
+    if system == "ours" or system.startswith("ours@"):
         argv = [
             sys.executable,
             "-m",
@@ -588,6 +590,9 @@ def start_controller(
             "127.0.0.1",
         ]
         env = dict(os.environ)
+        if system != "ours":  # another checkout's operator (and SDK), first on the path
+            source = s.baselines[system.removeprefix("ours@")]
+            env["PYTHONPATH"] = f"{source}{os.pathsep}{source / 'operator'}"
         ready = f"http://127.0.0.1:{port}/readyz"
     elif system == "plain":
         argv = [
@@ -812,10 +817,10 @@ def run_one(
 ) -> dict[str, Any]:
     """Run `system` on N jobs of M replicas at `s`'s limits, in a namespace of its own (the
     result's "namespace", which the caller deletes)."""
-    namespace = f"bench-{system}-{n}x{m}-{qps_name(s.qps)}"
+    namespace = f"bench-{system.replace('@', '-')}-{n}x{m}-{qps_name(s.qps)}"
     log(f"{system} {n}x{m} at --qps {s.qps:g}: namespace {namespace}")
     kube.must("POST", "/api/v1/namespaces", {"metadata": {"name": namespace}})
-    user = USERS[system]
+    user = USERS[system.split("@")[0]]
     kubeconfig = mint_kubeconfig(state_dir, user)
     rec = Recorder(kube, system, namespace, n, m)
     rec.start()
@@ -1453,9 +1458,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         help="write a py-spy flame graph of our operator per run into DIR",
     )
+    p.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="also run the operator of the checkout in DIR, as system ours@LABEL (say, a git"
+        " worktree of an older commit: what a change bought, side by side in one run)",
+    )
     a = p.parse_args(argv)
     shapes = a.shapes or (QUICK_SHAPES if a.quick else FULL_SHAPES)
     systems = a.systems or (("ours",) if a.quick else SYSTEMS)
+    baselines: dict[str, Path] = {}
+    for spec in a.baseline:
+        label, _, folder = spec.partition("=")
+        if not label or not (Path(folder) / "operator" / "t9k_operator").is_dir():
+            p.error(f"--baseline {spec!r}: give LABEL=DIR, DIR a checkout of this repository")
+        baselines[label] = Path(folder).resolve()
+    systems = [*systems, *(f"ours@{label}" for label in baselines)]
     qps_list = a.qps or ([KUBEFLOW_LIMITS[0]] if a.quick else list(FULL_QPS))
     if any(q < 0 for q in qps_list):
         p.error(f"--qps: each must be >= 0 (0: no client-side limit), got {qps_list}")
@@ -1480,6 +1500,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         a.timeline,
         plain_go,
         a.profile,
+        baselines,
     )
     command = (
         "make bench-operator"

@@ -551,3 +551,37 @@ def test_a_child_deleted_right_after_its_create_does_not_hold_the_job_until_the_
     passes = len(core.seen)
     assert controller.reconcile_key(KEY).outcome != "waiting"
     assert len(core.seen) == passes + 1
+
+
+@pytest.mark.parametrize(
+    ("plan", "paced"),
+    [(Plan(), True), (Plan(create=(pod_manifest("demo-worker-0"),)), False)],
+    ids=["status only", "creates"],
+)
+def test_a_costly_pass_that_only_watches_spaces_the_jobs_next_pass(plan: Plan, paced: bool) -> None:
+    """A job of thousands of pods asks for a pass on each pod event; a pass whose core took
+    0.1 s makes the next wait 1 s (ten times as long), unless it had children to write."""
+    clock = [100.0]
+    inner = Core(plan)
+
+    def slow_core(job: Mapping[str, Any], observed: Observed, /, *, now: datetime) -> Plan:
+        clock[0] += 0.1
+        return inner(job, observed, now=now)
+
+    controller = Controller(
+        FakeCluster(),
+        slow_core,
+        Settings(expectation_timeout=0.0),
+        now=lambda: NOW,
+        clock=lambda: clock[0],
+    )
+    controller.jobs["GenericJob"].store.put(job())
+    controller.queue.add(KEY)
+    assert controller.queue.get(timeout=0) == KEY
+    controller.process(KEY)
+    controller.queue.done(KEY)
+    controller.queue.add(KEY)  # a pod event
+    assert (controller.queue.get(timeout=0) is None) is paced
+    clock[0] += 1.0
+    if paced:
+        assert controller.queue.get(timeout=0) == KEY
