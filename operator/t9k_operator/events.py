@@ -8,8 +8,10 @@ before it can write the job's Running status (docs/performance.md).
 
 Events are aggregated, as client-go's correlator does, but without losing what they say:
 
-* The thread collects what arrives within `window` seconds (1 s) of the first batch and merges
-  the batches of each job, so the passes of one job's slow start are written together.
+* The thread collects what arrives within `window` seconds (1 s) of a batch of Events that
+  report child actions ("Created pod: a") and merges the batches of each job, so the passes of
+  one job's slow start are written together. An Event of a transition ("Running", "Failed",
+  ...) is not held back: it and what was gathered with it are written at once.
 * `aggregate` turns a job's Events into one per type and reason: identical ones are counted,
   similar ones ("Created pod: a", "Created pod: b") become one Event with their count whose
   message names them all, as far as an Event's 1,024 characters hold ("Created pod: a, b").
@@ -180,7 +182,7 @@ class EventRecorder:
                 return
             batches, stopping = [first], False
             deadline = time.monotonic() + self._window
-            while (left := deadline - time.monotonic()) > 0:
+            while _reports_actions_only(batches) and (left := deadline - time.monotonic()) > 0:
                 try:
                     batch = self._queue.get(timeout=left)
                 except queue.Empty:
@@ -207,6 +209,12 @@ class EventRecorder:
             )
         except Exception:  # the thread must outlive any one bad batch
             log.exception("recording events failed")
+
+
+def _reports_actions_only(batches: Sequence[_Batch]) -> bool:
+    """Whether every Event gathered reports a child's create or delete: those may wait for
+    more; a transition ("Running", "Failed", ...) goes out at once."""
+    return all(event.after is not None for _, events in batches for event in events)
 
 
 def _by_job(batches: Sequence[_Batch]) -> list[_Batch]:

@@ -141,8 +141,22 @@ def test_the_writer_merges_a_jobs_batches_that_arrive_within_its_window() -> Non
     recorder = EventRecorder(write, window=0.5)
     recorder.start()
     other = {**JOB, "metadata": {**JOB["metadata"], "uid": "u2", "name": "other"}}
-    recorder.record(JOB, [event("A")])
-    recorder.record(other, [event("X")])
-    recorder.record(JOB, [event("B")])
+    recorder.record(JOB, [created("a")])
+    recorder.record(other, [created("x")])
+    recorder.record(JOB, [created("b")])
     recorder.stop(timeout=5)
-    assert writes == [["A", "B"], ["X"]]
+    assert writes == [["SuccessfulCreatePod"] * 2, ["SuccessfulCreatePod"]]
+
+
+def test_a_transition_event_is_written_at_once_not_after_the_window() -> None:
+    written = threading.Event()
+
+    def write(job: Mapping[str, Any], events: Sequence[Event]) -> int:
+        written.set()
+        return 1
+
+    recorder = EventRecorder(write, window=30)
+    recorder.start()
+    recorder.record(JOB, [event("Running")])  # no `after`: a transition, not a child action
+    assert written.wait(5)
+    recorder.stop(timeout=5)
