@@ -280,6 +280,10 @@ def hostfile_hash(hostfile: str) -> str:
     return hashlib.sha256(hostfile.encode()).hexdigest()[:16]
 
 
+DNS_OPTION = "single-request-reopen"
+"""The resolver option the SSH kinds' pods get (see `mount_bootstrap`)."""
+
+
 def mount_bootstrap(
     spec: dict[str, Any],
     container: dict[str, Any],
@@ -326,6 +330,16 @@ def mount_bootstrap(
     container["env"] = env
     spec["hostname"] = pod_name
     spec["subdomain"] = job
+    # glibc sends a name's A and AAAA queries at once from one socket; through the conntrack of
+    # a service IP (the cluster DNS) one answer is now and then dropped, and the lookup waits
+    # out its timeouts: the launcher's one-shot `ssh <worker> hostname` then fails the job
+    # after ~25 s ("not reachable via ssh"). `single-request-reopen` sends the second query on
+    # a new socket, the known remedy (kubernetes/kubernetes#56903); a user's own options stay.
+    dns = dict(spec.get("dnsConfig") or {})
+    options = list(dns.get("options") or ())
+    if not any(o.get("name") == DNS_OPTION for o in options if isinstance(o, Mapping)):
+        dns["options"] = [*options, {"name": DNS_OPTION}]
+    spec["dnsConfig"] = dns
 
 
 def barrier_timeout(container: Mapping[str, Any]) -> str:
