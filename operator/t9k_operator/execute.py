@@ -8,7 +8,8 @@
 * Creates start slowly, as client-go's slow start does (batches of 1, 2, 4, ... while smaller
   than `parallel_creates`), then the rest go out through a sliding window of `parallel_creates`
   requests in flight, on a pool shared by the workers: what the pods mount (config maps,
-  secrets, the pod group) first, then the pods, then the services. A refused or blocked create
+  secrets, the pod group) first, then the pods and the services (sent in that order, in one
+  slow start). A refused or blocked create
   (or a transient error) ends the creates: nothing more is sent, what is in flight finishes.
 * A create or update the server refuses for good (`ApiError.permanent`: 422 invalid, 403 quota
   or policy, ...) is remembered (`JobMemory`) for the core; a create that finds a foreign object
@@ -429,13 +430,16 @@ def _digest(manifest: Manifest) -> str:
 
 def _create_groups(creates: Sequence[Manifest]) -> list[Sequence[Manifest]]:
     """The plan's creates as [what the pods mount or are scheduled with (config maps, secrets,
-    the pod group), the pods, the services], each in plan order: no pod goes out before what it
-    mounts, and the pods go out before the services, as Kubeflow's operator sends them (the pods
-    are scheduled and pull their images while their names are being created)."""
+    the pod group)], then [the pods, then the services], each in plan order: no pod goes out
+    before what it mounts has been created, and the pods are sent before the services, as
+    Kubeflow's operator sends them (the pods are scheduled and pull their images while their
+    names are being created). The pods and services are one slow start: the services go on at
+    the pods' pace instead of starting again at one (at 100 jobs of 8, three round trips less
+    per job)."""
     services = [m for m in creates if o.kind(m) == SERVICES.kind]
     pods = [m for m in creates if o.kind(m) == PODS.kind]
     others = [m for m in creates if o.kind(m) not in (PODS.kind, SERVICES.kind)]
-    return [group for group in (others, pods, services) if group]
+    return [group for group in (others, [*pods, *services]) if group]
 
 
 def _failure(action: str, resource: Resource, name: str, err: ApiError) -> ChildFailure:

@@ -416,8 +416,15 @@ def test_what_pods_mount_goes_first_then_the_pods_then_the_services(parallel: in
     assert controller.reconcile_key(KEY).outcome == "done"
     created = [name for action, name in cluster.calls if action == "create"]
     kinds = [name.split("/")[0] for name in created]
-    assert kinds == ["ConfigMap"] + ["Pod"] * 6 + ["Service"] * 6
-    assert sorted(created[7:]) == [f"Service/demo-worker-{n}" for n in range(6)]
+    assert kinds[0] == "ConfigMap"  # created before anything is sent that mounts it
+    assert sorted(created[1:]) == sorted(
+        [f"Pod/demo-worker-{n}" for n in range(6)] + [f"Service/demo-worker-{n}" for n in range(6)]
+    )
+    if parallel == 1:
+        assert kinds == ["ConfigMap"] + ["Pod"] * 6 + ["Service"] * 6
+    else:  # sent in order, but the last pods in flight may reach the server after a service;
+        # the slow start's first batches (1 and 2 pods) are done before any service is sent
+        assert kinds.index("Service") >= 4
 
 
 def test_a_refused_pod_stops_the_services_of_the_pass() -> None:
