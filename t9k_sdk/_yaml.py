@@ -110,7 +110,9 @@ def _block(text: str, indent: int) -> str | None:
     body = lines[:-1] if text.endswith("\n") else lines
     if any(line and not line.strip(" \t") for line in body):  # whitespace-only lines are ambiguous
         return None
-    if body and body[0][:1] in (" ", "\t"):
+    # The block's indentation is read from its first non-empty line: one that starts with a
+    # space or tab would be read as deeper indentation ("\n 0" came back as "\n0").
+    if next((line for line in body if line), "")[:1] in (" ", "\t"):
         return None
     if text.endswith("\n\n"):
         chomp = "+"

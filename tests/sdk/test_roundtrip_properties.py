@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from t9k_sdk import codecs, load_all_yaml, models
@@ -127,8 +127,23 @@ def generic_jobs(draw: st.DrawFn) -> dict[str, Any]:
     return manifest
 
 
+def _with_command(command: str) -> dict[str, Any]:
+    container = {"name": "a", "image": "0", "command": [command]}
+    return {
+        "apiVersion": "batch.tensorstack.dev/v1beta1",
+        "kind": "GenericJob",
+        "metadata": {"name": "a"},
+        "spec": {
+            "replicaSpecs": [{"type": "a", "template": {"spec": {"containers": [container]}}}]
+        },
+    }
+
+
 @settings(max_examples=300, deadline=None)
 @given(generic_jobs())
+# A literal block's indentation comes from its first non-empty line: found by this test.
+@example(_with_command("\n 0"))
+@example(_with_command("\n 0\n0"))
 def test_any_valid_job_round_trips_through_yaml(manifest: dict[str, Any]) -> None:
     job = codecs.from_manifest(manifest)
     text = codecs.dump_all_yaml([job])
