@@ -181,8 +181,9 @@ class EventRecorder:
             if first is None:
                 return
             batches, stopping = [first], False
+            may_wait = _reports_actions_only(first)
             deadline = time.monotonic() + self._window
-            while _reports_actions_only(batches) and (left := deadline - time.monotonic()) > 0:
+            while may_wait and (left := deadline - time.monotonic()) > 0:
                 try:
                     batch = self._queue.get(timeout=left)
                 except queue.Empty:
@@ -191,6 +192,7 @@ class EventRecorder:
                     stopping = True
                     break
                 batches.append(batch)
+                may_wait = _reports_actions_only(batch)
             for merged in _by_job(batches):
                 self._write_batch(merged)
             if stopping:
@@ -211,10 +213,10 @@ class EventRecorder:
             log.exception("recording events failed")
 
 
-def _reports_actions_only(batches: Sequence[_Batch]) -> bool:
-    """Whether every Event gathered reports a child's create or delete: those may wait for
-    more; a transition ("Running", "Failed", ...) goes out at once."""
-    return all(event.after is not None for _, events in batches for event in events)
+def _reports_actions_only(batch: _Batch) -> bool:
+    """Whether every Event of `batch` reports a child's create or delete: those may wait for
+    more; a transition ("Running", "Failed", ...) goes out at once, with what was gathered."""
+    return all(event.after is not None for event in batch[1])
 
 
 def _by_job(batches: Sequence[_Batch]) -> list[_Batch]:
@@ -222,6 +224,7 @@ def _by_job(batches: Sequence[_Batch]) -> list[_Batch]:
     jobs: dict[str, tuple[Mapping[str, Any], list[Event]]] = {}
     for job, events in batches:
         key = meta(job).uid or f"{meta(job).namespace}/{meta(job).name}"
-        _, merged = jobs.get(key, (job, []))
-        jobs[key] = (job, [*merged, *events])
+        merged = jobs[key][1] if key in jobs else []
+        merged.extend(events)
+        jobs[key] = (job, merged)
     return [(job, events) for job, events in jobs.values()]
