@@ -381,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["runs"].append(summarise(run, sweep))
             out.write_text(json.dumps(result, indent=2) + "\n")  # what is done so far
             if k + 1 < len(todo):  # the last one goes with the cluster
-                clear(kube, f"bench-{system}-{n}x{m}", a.timeout)
+                clear(kube, run["namespace"], a.timeout)
     bench.log(f"wrote {out}; controller logs in {work}")
     if a.doc:
         write_doc(result)
