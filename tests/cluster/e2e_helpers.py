@@ -359,6 +359,15 @@ class Jobs:
         events = job_events(self.core_v1, self.namespace, name, self.kind_of(name))
         return sum(e.count or 1 for e in events if e.reason == reason)
 
+    def named_in(self, name: str, reason: str) -> list[str]:
+        """The pods the job's Events of `reason` name, as "Created pod: a, b" (similar Events
+        are recorded as one, with a count and a combined message) or one Event each."""
+        names = []
+        for _type, event_reason, message in self.events(name):
+            if event_reason == reason:
+                names += message.partition(": ")[2].split(", ")
+        return sorted(names)
+
     def reasons(self, name: str) -> list[str]:
         return [reason for _type, reason, _message in self.events(name)]
 

@@ -75,7 +75,11 @@ def test_a_job_succeeds_when_every_replica_did_or_when_a_success_rule_is_met(job
     assert status["aggregate"]["succeeded"] == 2
     wait_phase_events(jobs, "all-done", ["Pending", "Running", "Succeeded"])
     assert ("Normal", "Succeeded", done) in jobs.events("all-done")
-    assert jobs.reasons("all-done").count("SuccessfulCreatePod") == 2
+    assert jobs.event_count("all-done", "SuccessfulCreatePod") == 2
+    assert jobs.named_in("all-done", "SuccessfulCreatePod") == [
+        "all-done-worker-0",
+        "all-done-worker-1",
+    ]
 
     status = jobs.wait_phase("chief-done", "Succeeded")
     pods = jobs.pods("chief-done")

@@ -136,7 +136,8 @@ def test_torchrun_genericjob_trains_across_two_pods(
         "the phase Events Pending, Running, Succeeded",
         30,
     )
-    assert jobs.reasons("tr").count("SuccessfulCreatePod") == 2
+    assert jobs.event_count("tr", "SuccessfulCreatePod") == 2
+    assert jobs.named_in("tr", "SuccessfulCreatePod") == ["tr-worker-0", "tr-worker-1"]
 
     # what a user sees with the CLI
     got = cli(kubeconfig, "get", "genericjob", "tr", "-n", jobs.namespace)
