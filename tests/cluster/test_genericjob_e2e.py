@@ -145,7 +145,12 @@ def test_restart_policies_decide_which_failed_replicas_are_recreated(jobs: Jobs)
     assert condition(status, "Failed")["message"] == (
         "The job is failed: Pod[on-failure-worker-0] exited with error code 1"
     )
-    assert {"RestartingPod", "RestartedPod"} <= set(jobs.reasons("on-failure"))
+    wait_for(  # Events of child actions may come 1 s late
+        lambda: set(jobs.reasons("on-failure")),
+        lambda reasons: {"RestartingPod", "RestartedPod"} <= reasons,
+        "the RestartingPod and RestartedPod Events",
+        10,
+    )
     restarting = [m for _t, r, m in jobs.events("on-failure") if r == "RestartingPod"]
     assert restarting == [
         "Pod on-failure-worker-0 failed with exit code 1; restarting it (OnFailure policy)"

@@ -341,7 +341,7 @@ def test_a_create_the_server_refuses_lands_on_the_job_and_an_edit_recovers(
     jobs.patch(name, {"spec": fixed})  # the edit wakes the job at once, backoff or not
     jobs.wait_running(name, {f"{name}-w-0"}, timeout=20)
     jobs.wait_status(name, lambda s: running(s)[1] != "CreateFailed", "the condition cleared")
-    assert "SuccessfulCreatePod" in jobs.reasons(name)
+    jobs.wait_event(name, "SuccessfulCreatePod")  # Events of child actions may come 1 s late
     jobs.core_v1.read_namespaced_service(f"{name}-w-0", jobs.namespace)
 
 

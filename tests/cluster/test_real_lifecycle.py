@@ -129,7 +129,12 @@ def test_exitcode_policy_restarts_a_killed_process_and_fails_for_good_on_exit_1(
     killed = jobs.wait_final("sigkill", REAL_TIMEOUT)
     assert killed["phase"] == "Failed", killed
     assert restart_counts(killed) == {"worker": 2}
-    assert {"RestartingPod", "RestartedPod"} <= set(jobs.reasons("sigkill"))
+    wait_for(  # Events of child actions may come 1 s late
+        lambda: set(jobs.reasons("sigkill")),
+        lambda reasons: {"RestartingPod", "RestartedPod"} <= reasons,
+        "the RestartingPod and RestartedPod Events",
+        10,
+    )
     assert len(jobs.history.uids("sigkill-worker-0")) == 3  # the first pod and two restarts
     failed = next(c for c in killed["conditions"] if c["type"] == "Failed")
     assert "exited with error code 137" in failed["message"], failed
