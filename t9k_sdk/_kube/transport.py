@@ -102,16 +102,22 @@ def send(
         method, url, header_params=sent_headers, body=sent_body, _request_timeout=timeout
     )
     raw: urllib3.response.BaseHTTPResponse = rest.response
-    if not 200 <= raw.status <= 299:
-        try:
-            text = raw.data.decode("utf-8", errors="replace")
-        finally:
-            raw.release_conn()
-        error = ApiException(status=raw.status, reason=raw.reason)
-        error.body = text
-        error.headers = raw.headers
-        raise error
-    return raw
+    return _answered(raw)
+
+
+def _answered(raw: urllib3.response.BaseHTTPResponse) -> urllib3.response.BaseHTTPResponse:
+    """`raw` if its status is 2xx; else its body read, its connection released and the
+    `ApiException` that kubernetes <= 36 raised for it."""
+    if 200 <= raw.status <= 299:
+        return raw
+    try:
+        text = raw.data.decode("utf-8", errors="replace")
+    finally:
+        raw.release_conn()
+    error = ApiException(status=raw.status, reason=raw.reason)
+    error.body = text
+    error.headers = raw.headers
+    raise error
 
 
 def _pool_manager(api_client: Any) -> Any:
@@ -154,16 +160,7 @@ def _send_direct(
         preload_content=False,
         timeout=_urllib3_timeout(timeout),
     )
-    if not 200 <= raw.status <= 299:
-        try:
-            text = raw.data.decode("utf-8", errors="replace")
-        finally:
-            raw.release_conn()
-        error = ApiException(status=raw.status, reason=raw.reason)
-        error.body = text
-        error.headers = raw.headers
-        raise error
-    return raw
+    return _answered(raw)
 
 
 def _encode(api_client: ApiClient, body: Any) -> bytes:
