@@ -279,9 +279,9 @@ class _Pass:
             requeue = min(requeue or NEXT_BATCH_SECONDS, NEXT_BATCH_SECONDS)
         return self._plan(slots, outcome, terminal, paused, requeue)
 
-    def _desired_others(self) -> list[Manifest]:
+    def _desired_others(self, services: bool = True) -> list[Manifest]:
         desired: list[Manifest] = [
-            *self.rules.services(),
+            *(self.rules.services() if services else ()),
             *self.rules.config_maps(),
             *self.rules.secrets(self.observed.ssh_key),
         ]
@@ -615,11 +615,17 @@ class _Pass:
 
     def _other_children(self, terminal: bool) -> None:
         observed_by_kind = self.others_by_kind  # only the job's own: foreign ones are never touched
-        desired = self._desired_others()
+        # While pods wait for a later pass, the services are left as they are (none is created,
+        # changed or deleted): they follow once every pod is planned, so a job of 10,000 pods
+        # does not build and compare its 10,000 services in each of its 20 passes of pods.
+        services = terminal or not self.deferred
+        desired = self._desired_others(services)
         wanted: dict[tuple[str, str], Manifest] = {
             (m["kind"], m["metadata"]["name"]): m for m in desired
         }
         for kind, objs in observed_by_kind.items():
+            if kind == "Service" and not services:
+                continue
             for obj in objs:
                 meta = o.meta(obj)
                 key = (kind, meta.name)
@@ -648,8 +654,6 @@ class _Pass:
                 continue  # no key material yet: the operator supplies a key pair next pass
             if terminal or self.blocked:
                 continue
-            if kind == "Service" and self.deferred:
-                continue  # the pods left for the next pass go out before any service
             (last if kind == "Service" else first).append(manifest)
             self.notes.append(f"create {kind.lower()} {name}")
         # The config maps, secrets and pod group come before the pods that mount them or are

@@ -151,6 +151,49 @@ def test_one_pass_plans_a_bounded_batch_of_pods_and_the_next_passes_the_rest(
     assert sim.status["aggregate"]["creating"] == 11
 
 
+def test_services_are_left_alone_while_pods_wait_for_a_later_pass(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While pods wait for a later pass, no service is built, created, changed or deleted (a
+    job of 10,000 pods would build its 10,000 services in each of its 20 passes); the first
+    pass with every pod planned puts them right."""
+    import copy
+
+    from t9k_sdk.reconcile import core
+    from tests.reconcile.sim import Sim
+
+    sim = Sim(_generic(9))  # 11 pods: batches of 4, 4 and 3
+    wanted = [m for m in sim.plan().create if m["kind"] == "Service"]  # all in one pass
+    assert len(wanted) == 11
+    monkeypatch.setattr(core, "POD_CREATES_PER_PASS", 4)
+    # a service of the job that a user edited, and one the job no longer needs
+    edited = copy.deepcopy(wanted[0])
+    edited["spec"]["ports"] = [{"name": "http", "port": 8080}]
+    extra = copy.deepcopy(wanted[1])
+    extra["metadata"]["name"] = "gj-worker-99"
+    for svc in (edited, extra):
+        sim.others[("Service", svc["metadata"]["name"])] = {
+            **svc,
+            "metadata": {**svc["metadata"], "uid": f"uid-{svc['metadata']['name']}"},
+        }
+
+    def service_actions(plan: core.Plan) -> list[str]:
+        return [
+            *(f"create {m['metadata']['name']}" for m in plan.create if m["kind"] == "Service"),
+            *(f"update {u.manifest['metadata']['name']}" for u in plan.update),
+            *(f"delete {d.name}" for d in plan.delete if d.kind == "Service"),
+        ]
+
+    assert service_actions(sim.step()) == []
+    assert service_actions(sim.step()) == []
+    last = sim.step()
+    assert sum(m["kind"] == "Pod" for m in last.create) == 3
+    actions = service_actions(last)
+    assert f"update {edited['metadata']['name']}" in actions
+    assert "delete gj-worker-99" in actions
+    assert sum(a.startswith("create ") for a in actions) == 10
+
+
 def test_the_batch_is_bounded_by_bytes_too(monkeypatch: pytest.MonkeyPatch) -> None:
     from t9k_sdk.reconcile import core
     from tests.reconcile.sim import Sim
