@@ -1472,6 +1472,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="write a py-spy flame graph of our operator per run into DIR",
     )
     p.add_argument(
+        "--until-created",
+        action="store_true",
+        help="end each run once every job has its pods and services, not once they run (as"
+        " bench/growth.py does: binding thousands of pods is the scheduler's cost)",
+    )
+    p.add_argument(
+        "--node-pods",
+        type=int,
+        default=int(BENCH_NODE_PODS),
+        help=f"pods each of the {BENCH_NODES} kwok nodes holds (default %(default)s)",
+    )
+    p.add_argument(
         "--baseline",
         action="append",
         default=[],
@@ -1490,6 +1502,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         baselines[label] = Path(folder).resolve()
     systems = [*systems, *(f"ours@{label}" for label in baselines)]
     qps_list = a.qps or ([KUBEFLOW_LIMITS[0]] if a.quick else list(FULL_QPS))
+    if a.node_pods < 1:
+        p.error(f"--node-pods: at least 1, got {a.node_pods}")
     if any(q < 0 for q in qps_list):
         p.error(f"--qps: each must be >= 0 (0: no client-side limit), got {qps_list}")
     out = a.json or RESULTS / ("operator-quick.json" if a.quick else "operator.json")
@@ -1514,6 +1528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         plain_go,
         a.profile,
         baselines,
+        until_created=a.until_created,
     )
     command = (
         "make bench-operator"
@@ -1528,7 +1543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     with bench_cluster(a.cluster_dir.resolve(), a.keep_cluster) as kubeconfig:
         kube = Kube(kubeconfig)
-        add_bench_nodes(kube)
+        add_bench_nodes(kube, str(a.node_pods))
         if kubeflow_dir is not None:
             install_kubeflow_crds(kube, kubeflow_dir / "crds")
         result["environment"] = environment(kube, s)

@@ -181,3 +181,19 @@ def test_a_result_file_from_before_several_limits_still_renders() -> None:
         "| API writes per job within 1.1x of the minimum with Events counted"
         " | `--qps 20 --burst 30` | - |" in text
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--node-pods", "0"], "--node-pods: at least 1, got 0"),
+        (["--qps", "-1"], "--qps: each must be >= 0"),
+    ],
+)
+def test_bad_options_are_refused_before_a_cluster_starts(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--shapes", "1x10", "--systems", "ours", *args])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
