@@ -331,9 +331,9 @@ def mount_bootstrap(
     spec["hostname"] = pod_name
     spec["subdomain"] = job
     # glibc sends a name's A and AAAA queries at once from one socket; through the conntrack of
-    # a service IP (the cluster DNS) one answer is now and then dropped, and the lookup waits
-    # out its timeouts: the launcher's one-shot `ssh <worker> hostname` then fails the job
-    # after ~25 s ("not reachable via ssh"). `single-request-reopen` sends the second query on
+    # a service IP (the cluster DNS behind kube-proxy) one answer is now and then dropped, and
+    # the lookup waits out its timeouts: the launcher's one-shot `ssh <worker> hostname` then
+    # fails the job ("not reachable via ssh"). `single-request-reopen` sends the second query on
     # a new socket, the known remedy (kubernetes/kubernetes#56903); a user's own options stay.
     dns = dict(spec.get("dnsConfig") or {})
     options = list(dns.get("options") or ())
