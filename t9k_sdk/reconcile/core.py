@@ -618,7 +618,7 @@ class _Pass:
         # While pods wait for a later pass, the services are left as they are (none is created,
         # changed or deleted): they follow once every pod is planned, so a job of 10,000 pods
         # does not build and compare its 10,000 services in each of its 20 passes of pods.
-        services = terminal or not self.deferred
+        services = not self.deferred  # (only an active pass defers pods)
         desired = self._desired_others(services)
         wanted: dict[tuple[str, str], Manifest] = {
             (m["kind"], m["metadata"]["name"]): m for m in desired
