@@ -56,6 +56,13 @@ NODE_LABEL: Final = ("type", "real")
 TAINT_KEY: Final = "t9k.dev/real-node"
 BRIDGE: Final = "t9kbr0"
 BRIDGE_IP: Final = "10.88.0.1"
+# The bridge's own MAC address, set when it is made. A Linux bridge without one takes the lowest
+# MAC of its ports, and takes another whenever the pod holding it goes: every pod's neighbour
+# entry for the gateway (and CoreDNS, which listens on the bridge) then names a MAC nobody
+# answers for, and their DNS queries vanish until the entry expires (about 20-45 s). That was
+# the mid-launch flake (docs/contributing/test-cluster.md, "The bridge's address"). Docker
+# gives docker0 an address of its own for the same reason. Locally administered, unicast.
+BRIDGE_MAC: Final = "02:74:39:6b:00:01"
 POD_CIDR: Final = "10.88.0.0/16"
 CGROUP_ROOT: Final = "t9k-real-node"
 CLUSTER_DOMAIN: Final = "cluster.local"
@@ -568,6 +575,7 @@ def _corefile(kubeconfig: Path, port: int) -> str:
     return f""".:53 {{
     bind {BRIDGE_IP}
     errors
+    log
     health 127.0.0.1:{port}
     kubernetes {CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {{
         kubeconfig {kubeconfig}
@@ -753,7 +761,7 @@ def up(
     load_images(paths, archives, say)
     say(f"containerd {time.monotonic() - t0:.1f}s")
 
-    _check(["ip", "link", "add", BRIDGE, "type", "bridge"])
+    _check(["ip", "link", "add", BRIDGE, "address", BRIDGE_MAC, "type", "bridge"])
     _check(["ip", "addr", "add", f"{BRIDGE_IP}/16", "dev", BRIDGE])
     _check(["ip", "link", "set", BRIDGE, "up"])
     (paths.cni_conf_dir / "10-t9k.conflist").write_text(json.dumps(_cni_config(paths), indent=2))
