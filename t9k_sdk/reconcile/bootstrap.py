@@ -15,8 +15,9 @@ What every such job gets:
   reference, never as values on a command line. Every session runs its command in a process
   group that is stopped when the session's sshd process ends (its launcher went). `t9k-launch.sh` is the launcher's readiness
   barrier: it waits until every host of the hostfile resolves and its sshd answers (exit 124
-  with a termination message otherwise, which the job's conditions show), checks that a
-  ColossalAIJob's script exists on every worker (exit 127), then `exec`s the launcher.
+  with a termination message otherwise, which the job's conditions show), pins the addresses it
+  resolved in the launcher's /etc/hosts (so nothing after the barrier depends on DNS), checks
+  that a ColossalAIJob's script exists on every worker (exit 127), then `exec`s the launcher.
 
 Commands are argv lists: user strings (script arguments, otherArgs) are passed as separate
 arguments after the script. `colossalai run` joins the torchrun command into one string for a
@@ -94,6 +95,7 @@ exec "$sshd" -D -e -p "${T9K_SSH_PORT:-22}" \
   -o "AuthorizedKeysFile=$ssh_dir/authorized_keys" \
   -o PermitRootLogin=prohibit-password \
   -o PasswordAuthentication=no \
+  -o LogLevel=VERBOSE \
   "$@"
 """
 
@@ -150,8 +152,9 @@ exit "$status"
 """
 
 LAUNCH_SCRIPT = r"""#!/bin/sh
-# t9k: the launcher's readiness barrier. Waits until every host in the hostfile resolves and
-# answers on ssh, then replaces itself with the launcher command given as arguments.
+# t9k: the launcher's readiness barrier. Waits until every host in the hostfile resolves (and
+# pins its address in /etc/hosts) and answers on ssh, then replaces itself with the launcher
+# command given as arguments.
 # Settings: T9K_HOSTFILE, T9K_BARRIER_TIMEOUT (seconds), T9K_SSH_DIR, T9K_SSHD (start sshd here
 # too when set), T9K_SCRIPT (ColossalAI: the training script, which must exist on every worker
 # in this working directory, where `colossalai run` starts it).
@@ -171,11 +174,36 @@ hosts=$(awk '!/^[[:space:]]*#/ && NF { print $1 }' "$hostfile")
 [ -n "$hosts" ] || fail 2 "the hostfile $hostfile lists no workers: nothing would run the training"
 start=$(date +%s)
 waited() { echo $(( $(date +%s) - start )); }
+# Each worker's name is looked up once here, retried until it resolves, and its address is
+# pinned in the launcher's hosts file: nothing started after the barrier (the launcher's own ssh
+# check, pdsh, colossalai's ssh, torch's MASTER_ADDR) looks a worker up in DNS again, so a DNS
+# answer lost or late after the barrier cannot fail the launch. A pod keeps its address for its
+# life, and every start of the launcher runs the barrier again.
+hosts_file=/etc/hosts
+pins=""
 for host in $hosts; do
-  while command -v getent >/dev/null 2>&1 && ! getent hosts "$host" >/dev/null 2>&1; do
+  command -v getent >/dev/null 2>&1 || break
+  while ! found=$(getent ahosts "$host" 2>/dev/null | awk 'NR == 1 && NF >= 2 { print $1, $3 }') || [ -z "$found" ]; do
     [ "$(waited)" -ge "$timeout" ] && fail 124 "worker $host: its DNS name did not resolve within ${timeout}s"
     sleep 1
   done
+  address=${found%% *}
+  canonical=${found#* }
+  [ "$canonical" = "$host" ] && canonical=""
+  pins="$pins$address $host${canonical:+ $canonical}
+"
+done
+if [ -n "$pins" ]; then
+  begin="# t9k-launch.sh: the workers' addresses, looked up once by the launcher's barrier"
+  end="# t9k-launch.sh: end"
+  if kept=$(awk -v b="$begin" -v e="$end" '$0 == b { skip = 1; next } $0 == e { skip = 0; next } !skip' "$hosts_file" 2>/dev/null) &&
+    printf '%s\n%s\n%s%s\n' "$kept" "$begin" "$pins" "$end" 2>/dev/null >"$hosts_file"; then
+    printf 't9k: pinned the workers'"'"' addresses in %s\n' "$hosts_file" >&2
+  else
+    printf 't9k: %s is not writable: the launch looks the workers up in DNS again\n' "$hosts_file" >&2
+  fi
+fi
+for host in $hosts; do
   while ! ssh -F "$ssh_dir/config" -o BatchMode=yes -o ConnectTimeout=3 "$host" true >/dev/null 2>&1; do
     [ "$(waited)" -ge "$timeout" ] && fail 124 "worker $host: sshd did not answer within ${timeout}s"
     sleep 1
@@ -280,10 +308,6 @@ def hostfile_hash(hostfile: str) -> str:
     return hashlib.sha256(hostfile.encode()).hexdigest()[:16]
 
 
-DNS_OPTION = "single-request-reopen"
-"""The resolver option the SSH kinds' pods get (see `mount_bootstrap`)."""
-
-
 def mount_bootstrap(
     spec: dict[str, Any],
     container: dict[str, Any],
@@ -330,16 +354,6 @@ def mount_bootstrap(
     container["env"] = env
     spec["hostname"] = pod_name
     spec["subdomain"] = job
-    # glibc sends a name's A and AAAA queries at once from one socket; through the conntrack of
-    # a service IP (the cluster DNS behind kube-proxy) one answer is now and then dropped, and
-    # the lookup waits out its timeouts: the launcher's one-shot `ssh <worker> hostname` then
-    # fails the job ("not reachable via ssh"). `single-request-reopen` sends the second query on
-    # a new socket, the known remedy (kubernetes/kubernetes#56903); a user's own options stay.
-    dns = dict(spec.get("dnsConfig") or {})
-    options = list(dns.get("options") or ())
-    if not any(o.get("name") == DNS_OPTION for o in options if isinstance(o, Mapping)):
-        dns["options"] = [*options, {"name": DNS_OPTION}]
-    spec["dnsConfig"] = dns
 
 
 def barrier_timeout(container: Mapping[str, Any]) -> str:

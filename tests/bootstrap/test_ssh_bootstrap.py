@@ -294,6 +294,30 @@ def test_launcher_reaches_every_worker_over_ssh_with_the_job_key(workers: Worker
     assert result.stdout.split("\n")[:2] == [f"ok {h}" for h in workers.hosts]
 
 
+def test_the_barrier_pins_each_worker_so_that_the_launch_looks_nothing_up_again(
+    workers: Workers,
+) -> None:
+    # The launcher's program takes every way to resolve a worker away but the barrier's block
+    # (as a DNS that stops answering after the barrier would), then reaches each worker by
+    # name, as DeepSpeed's one-shot ssh check and pdsh do; a second barrier keeps one block.
+    begin = "# t9k-launch.sh: the workers' addresses, looked up once by the launcher's barrier"
+    hosts = " ".join(workers.hosts)
+    program = (
+        'sed -n "/^$BEGIN$/,/^# t9k-launch.sh: end$/p" /etc/hosts > /tmp/t9k-pins.$$ && '
+        "cat /tmp/t9k-pins.$$ > /etc/hosts && rm /tmp/t9k-pins.$$ && "
+        f'for h in {hosts}; do ssh -F "$T9K_SSH_DIR/config" -o BatchMode=yes "$h" true '
+        '</dev/null && echo "ok $h"; done; '
+        f'sh {workers.scripts}/t9k-launch.sh true && grep -c "^$BEGIN$" /etc/hosts; cat /etc/hosts'
+    )
+    result = workers.launch(["sh", "-c", program], {"T9K_BARRIER_TIMEOUT": "30", "BEGIN": begin})
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split("\n")
+    assert lines[:3] == [*(f"ok {h}" for h in workers.hosts), "1"], result.stdout
+    pins = {line.split()[1]: line.split()[0] for line in lines[4:] if line and line[0].isdigit()}
+    assert pins == workers.hosts
+    assert "t9k: pinned the workers' addresses in /etc/hosts" in result.stderr
+
+
 def test_barrier_times_out_on_a_worker_without_sshd_with_a_clear_message(workers: Workers) -> None:
     hostfile = workers.root / "hostfile-dead"
     dead = "demo-worker-9.demo"

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
-from tests.cluster.e2e_helpers import E2E, Jobs, pod_history
+from tests.cluster.e2e_helpers import E2E, Jobs, pod_history, show_pod_logs
 from tests.cluster.real_helpers import RealNode, base_image, train_image
 from tools import cluster as cluster_tool
 from tools.kit import ControlPlane, Operator, fresh_namespace, launch_operators
@@ -77,6 +77,22 @@ def cluster() -> Iterator[ControlPlane]:
     if not reused and os.environ.get("T9K_KEEP_CLUSTER", "") != "1":
         proc = _run_tool("down", timeout=120)
         assert proc.returncode == 0, f"tools/cluster.py down failed:\n{proc.stdout}{proc.stderr}"
+
+
+@pytest.fixture(autouse=True)
+def _followed_pod_logs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A real-node test with a namespace of its own: every container's log, followed while the
+    test runs (a restarted or deleted pod's log is kept too), printed at teardown, so pytest
+    shows it when the test failed, and kept in build/test-logs/<namespace>/."""
+    if request.node.get_closest_marker("realnode") is None or "namespace" not in (
+        request.fixturenames
+    ):
+        yield
+        return
+    namespace = request.getfixturevalue("namespace")
+    with pod_history(request.getfixturevalue("api_client"), namespace) as history:
+        yield
+        show_pod_logs(namespace, history.logs_since(0))
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,30 +13,23 @@ import pytest
 from kubernetes import client
 
 from t9k_sdk import models
-from tests.cluster.e2e_helpers import pod_history, show_pod_logs
 from tests.cluster.real_helpers import (
     REAL_TIMEOUT,
     RealNode,
+    base_image,
     logs,
+    placement,
     real,
     scripts_configmap,
     train_container,
     with_scripts,
 )
 from tests.cluster.test_real_lifecycle import pod_processes
+from tools import realnode
 from tools.kit import Operator, create_job, job_pods, job_status, wait_for, wait_job_phase
 
 pytestmark = pytest.mark.realnode
 SCRIPT = "deepspeed_train.py"
-
-
-@pytest.fixture(autouse=True)
-def _pod_logs(api_client: client.ApiClient, namespace: str) -> Iterator[None]:
-    """Every container's log of the test, kept while it runs (a restarted pod's log goes with
-    it) and printed at teardown: pytest shows it when the test failed."""
-    with pod_history(api_client, namespace) as history:
-        yield
-        show_pod_logs(namespace, history.logs_since(0))
 
 
 def ranks_in(uid: str) -> list[int]:
@@ -169,3 +161,85 @@ def test_the_operator_restarted_mid_launch_finishes_the_job_once(
     assert job_pods(core_v1, namespace, "mid") == pods  # the same pods: nothing created twice
     assert int(status.get("backoffCount") or 0) == 0
     assert "loss fell from" in logs(core_v1, namespace, "mid-worker-0")
+
+
+def dns_relay(core_v1: client.CoreV1Api, namespace: str, launcher_prefix: str) -> str:
+    """Start tests/cluster/dns_once.py in a pod of the real node; return its address."""
+    source = (Path(__file__).parent / "dns_once.py").read_text()
+    core_v1.create_namespaced_config_map(
+        namespace,
+        client.V1ConfigMap(metadata=client.V1ObjectMeta(name="dns-once"), data={"relay": source}),
+    )
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "dns-once"},
+        "spec": {
+            **placement(),
+            "terminationGracePeriodSeconds": 1,
+            "containers": [
+                {
+                    "name": "relay",
+                    "image": base_image(),
+                    "imagePullPolicy": "Never",
+                    "command": [
+                        "python3",
+                        "-u",
+                        "/relay/relay",
+                        realnode.BRIDGE_IP,
+                        launcher_prefix,
+                    ],
+                    "volumeMounts": [{"name": "relay", "mountPath": "/relay"}],
+                }
+            ],
+            "volumes": [{"name": "relay", "configMap": {"name": "dns-once"}}],
+        },
+    }
+    core_v1.create_namespaced_pod(namespace, body)
+    pod = wait_for(
+        lambda: core_v1.read_namespaced_pod("dns-once", namespace),
+        lambda p: p.status.phase == "Running"
+        and "relaying" in logs(core_v1, namespace, "dns-once"),
+        "the DNS relay running",
+        REAL_TIMEOUT,
+    )
+    return str(pod.status.pod_ip)
+
+
+def test_a_launch_whose_dns_stops_answering_after_the_barrier_trains_without_a_restart(
+    real_node: RealNode,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+    start_operator: Any,
+) -> None:
+    """The launcher's DNS answers each question once, as a DNS that goes quiet right after the
+    barrier would: the barrier pins what it looked up, so DeepSpeed's own ssh check, pdsh and
+    the training find every worker without asking again, and no restart is spent."""
+    scripts_configmap(core_v1, namespace)
+    relay = dns_relay(core_v1, namespace, "dark-worker-0.")
+    start_operator().wait_ready("leader")
+    job = deepspeed("dark", {}, 2, ["--steps=5"])
+    job["spec"]["worker"]["template"]["spec"].update(
+        {
+            "dnsPolicy": "None",
+            "dnsConfig": {
+                "nameservers": [relay],
+                "searches": [
+                    f"{namespace}.svc.cluster.local",
+                    "svc.cluster.local",
+                    "cluster.local",
+                ],
+                "options": [{"name": "ndots", "value": "5"}],
+            },
+        }
+    )
+    create_job(custom, namespace, job)
+    status = wait_job_phase(custom, namespace, "dark", "Succeeded", REAL_TIMEOUT, "DeepSpeedJob")
+    assert int(status.get("backoffCount") or 0) == 0
+    launcher = logs(core_v1, namespace, "dark-worker-0")
+    assert "t9k: pinned the workers' addresses in /etc/hosts" in launcher
+    assert "loss fell from" in launcher
+    # the launcher's lookups went through the relay: it answered the barrier's, once each
+    relayed = logs(core_v1, namespace, "dns-once")
+    assert re.search(r"answered dark-worker-0\.\S+ dark-worker-1\.dark\.", relayed), relayed

@@ -54,9 +54,9 @@ def test_deepspeed_objects_and_worker_commands() -> None:
     pods = {**first_pods, **sim.launch()}
     w0, w1 = pods["demo-worker-0"], pods["demo-worker-1"]
     assert (w0["spec"]["hostname"], w0["spec"]["subdomain"]) == ("demo-worker-0", "demo")
-    # the launcher's one-shot `ssh <worker> hostname` must not lose a DNS answer to the race of
-    # parallel A/AAAA queries through the cluster DNS's service IP
-    assert w0["spec"]["dnsConfig"] == {"options": [{"name": "single-request-reopen"}]}
+    # the pods' DNS is the template's: the launch needs no resolver option of ours (the barrier
+    # pins the workers' addresses it looked up)
+    assert "dnsConfig" not in w0["spec"]
     launch = container_of(w0)["command"]
     assert launch == [
         "/bin/sh",
@@ -627,13 +627,12 @@ def test_a_worker_that_ended_with_success_is_not_waited_for() -> None:
     assert sim.phase not in ("Failed", "Succeeded")
 
 
-def test_a_users_dns_options_are_kept_beside_the_resolver_option_the_launch_needs() -> None:
+def test_a_users_dns_settings_reach_the_pods_unchanged() -> None:
     dns = {"nameservers": ["10.0.0.53"], "options": [{"name": "ndots", "value": "2"}]}
     template = pod("worker")
     template["spec"]["dnsConfig"] = dns
+    template["spec"]["dnsPolicy"] = "None"
     sim = Sim(deepspeed_job(worker={"replicas": 2, "template": template}), ssh_key=KEY)
     worker = by_name(sim.step().create, "Pod")["demo-worker-1"]
-    assert worker["spec"]["dnsConfig"] == {
-        "nameservers": ["10.0.0.53"],
-        "options": [{"name": "ndots", "value": "2"}, {"name": "single-request-reopen"}],
-    }
+    assert worker["spec"]["dnsConfig"] == dns
+    assert worker["spec"]["dnsPolicy"] == "None"
