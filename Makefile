@@ -216,6 +216,16 @@ demo: $(STAMP) cluster-binaries node-binaries system-packages ## Real training o
 demo-simulated: $(STAMP) cluster-binaries node-binaries system-packages ## The examples of examples/ on kwok's simulated pods (fast)
 	$(BIN)/python tools/demo.py --simulated
 
+# A test that fails by chance is a defect: measure how often, before and after its fix
+# (docs/contributing/test-cluster.md, "A flaky test"). TEST takes pytest node ids or files.
+N ?= 20
+SOAK_ARGS ?=
+
+.PHONY: soak
+soak: $(STAMP) cluster-binaries node-binaries images ## Run TEST (pytest arguments) N times (default 20) on the local cluster and count the failures, e.g. make soak TEST=tests/cluster/test_real_faults.py N=50 SOAK_ARGS=--churn
+	@test -n "$(TEST)" || { echo "make soak: give the test, e.g. make soak TEST=tests/cluster/test_real_faults.py N=50" >&2; exit 2; }
+	$(BIN)/python tools/soak.py -n $(N) $(SOAK_ARGS) -- $(TEST)
+
 .PHONY: clean
 clean: ## Remove build and test leftovers (keeps .venv and the binary cache)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis site dist build .demo
