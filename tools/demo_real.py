@@ -41,6 +41,7 @@ STREAMED: Final = ("torchrun-ddp", "deepspeed-zero")
 # sshd's and pdsh's bookkeeping in the DeepSpeed launcher's log: not what a user watches
 NOISE: Final = re.compile(
     r"Accepted publickey|Received disconnect|Disconnected from user|Server listening"
+    r"|Connection from|Accepted key|Postponed publickey|Starting session|Close session"
     r"|launch\.py:\d+:main\]|runner\.py:\d+:main\]|multinode_runner"
 )
 
