@@ -74,12 +74,13 @@ system-packages: ## Install the Debian packages the tests need (openssh-server, 
 	tools/ensure-system-packages.sh
 
 .PHONY: test
-# The prerequisites run side by side: the image builds wait on the network and the disk while
-# the Go builds use the CPU. Each one's output is printed whole when it ends (--output-sync).
+# The prerequisites run side by side, the ones that wait on the network and the disk first (the
+# images, the dependency-version venvs: pip downloads) while the Go builds take the CPU. Each
+# one's output is printed whole when it ends (--output-sync).
 test: system-packages ## Everything CI runs: lint, all tests on the real cluster (real node included), other dependency versions, the built package
-	$(MAKE) --no-print-directory -j3 --output-sync=target lint binaries images
+	$(MAKE) --no-print-directory -j4 --output-sync=target images deps-venvs binaries lint
 	export T9K_REQUIRE_CLUSTER=1; $(BIN)/python -m pytest
-	$(MAKE) deps-newest deps-lowest dist-check
+	$(MAKE) --no-print-directory deps-newest-run deps-lowest-run dist-check
 
 # The package as users get it: `python -m build` makes the sdist and then the wheel from the
 # sdist; the wheel, without extras, goes into a fresh venv and runs outside the checkout.
@@ -120,22 +121,43 @@ DEPS_TESTS := -m "not cluster or smoke" --ignore=tests/sdk/test_bench_render.py 
 # Packages whose versions the report prints before the tests run
 DEPS_SHOWN := kubernetes|urllib3|pydantic|pydantic-core|pyyaml|cryptography|prometheus[-_]client|pulumi|pulumi-kubernetes
 
-.PHONY: deps-newest
-deps-newest: binaries system-packages ## Fresh venv with the newest allowed version of every dependency: unit + smoke tests
+.PHONY: deps-venvs
+deps-venvs: deps-newest-venv deps-lowest-venv ## Make both dependency-version venvs (pip only; `make test` makes them while the Go builds run)
+
+.PHONY: deps-newest-venv
+deps-newest-venv:
 	rm -rf $(DEPS_VENVS)/newest
 	$(PYTHON) -m venv $(DEPS_VENVS)/newest
 	$(DEPS_VENVS)/newest/bin/python -m pip install --quiet --upgrade "pip>=25.1"
 	$(DEPS_VENVS)/newest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager ".[$(EXTRAS)]" --group test
-	$(DEPS_VENVS)/newest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
-	export T9K_REQUIRE_CLUSTER=1 T9K_REAL_NODE=0; $(DEPS_VENVS)/newest/bin/python -m pytest -q $(DEPS_TESTS)
 
-.PHONY: deps-lowest
-deps-lowest: binaries system-packages ## Fresh venv with every dependency at its declared lower bound: unit + smoke tests
+.PHONY: deps-lowest-venv
+deps-lowest-venv:
 	rm -rf $(DEPS_VENVS)/lowest
 	$(PYTHON) -m venv $(DEPS_VENVS)/lowest
 	$(PYTHON) tools/lower_bounds.py > $(DEPS_VENVS)/lowest-constraints.txt
 	$(DEPS_VENVS)/lowest/bin/python -m pip install --quiet --upgrade "pip>=25.1"
 	$(DEPS_VENVS)/lowest/bin/python -m pip install --quiet ".[$(EXTRAS)]" --group test -c $(DEPS_VENVS)/lowest-constraints.txt
+
+.PHONY: deps-newest
+deps-newest: ## Fresh venv with the newest allowed version of every dependency: unit + smoke tests
+	$(MAKE) --no-print-directory deps-newest-venv
+	$(MAKE) --no-print-directory deps-newest-run
+
+.PHONY: deps-newest-run
+deps-newest-run: binaries system-packages
+	@test -x $(DEPS_VENVS)/newest/bin/python || { echo "no $(DEPS_VENVS)/newest: make deps-newest-venv" >&2; exit 2; }
+	$(DEPS_VENVS)/newest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
+	export T9K_REQUIRE_CLUSTER=1 T9K_REAL_NODE=0; $(DEPS_VENVS)/newest/bin/python -m pytest -q $(DEPS_TESTS)
+
+.PHONY: deps-lowest
+deps-lowest: ## Fresh venv with every dependency at its declared lower bound: unit + smoke tests
+	$(MAKE) --no-print-directory deps-lowest-venv
+	$(MAKE) --no-print-directory deps-lowest-run
+
+.PHONY: deps-lowest-run
+deps-lowest-run: binaries system-packages
+	@test -x $(DEPS_VENVS)/lowest/bin/python || { echo "no $(DEPS_VENVS)/lowest: make deps-lowest-venv" >&2; exit 2; }
 	$(DEPS_VENVS)/lowest/bin/python -m pip list --format=freeze | grep -iE '^($(DEPS_SHOWN))=='
 	export T9K_REQUIRE_CLUSTER=1 T9K_REAL_NODE=0; $(DEPS_VENVS)/lowest/bin/python -m pytest -q $(DEPS_TESTS) \
 	  -W "ignore:HTTPResponse.getheaders:DeprecationWarning"
