@@ -112,13 +112,20 @@ class Image:
     cmd: tuple[str, ...] = ("/bin/bash",)
     env: tuple[str, ...] = (IMAGE_PATH,)
     expected_minutes: str = "1"
+    user: str = ""
+    labels: tuple[tuple[str, str], ...] = ()
+    also_named: tuple[str, ...] = ()
+    """Further names the archive gives the image (the release's name, for the operator)."""
 
     def key(self) -> str:
         h = hashlib.sha256()
         h.update(f"recipe {RECIPE_VERSION}\n".encode())
         for part in self.recipe:
             h.update(part.encode() + b"\n")
-        h.update(json.dumps([self.entrypoint, self.cmd, self.env]).encode())
+        config = [self.entrypoint, self.cmd, self.env]
+        if self.user or self.labels or self.also_named:
+            config += [self.user, self.labels, self.also_named]
+        h.update(json.dumps(config).encode())
         if self.parent is not None:
             h.update(IMAGES[self.parent].key().encode())
         return h.hexdigest()
@@ -366,6 +373,351 @@ def build_train(image: Image, work: Path, say: Callable[[str], None]) -> list[Pa
     return [layer]
 
 
+# The operator's image: Debian's python3.11 with no shell, no package manager and no compiler,
+# the pinned wheels of OPERATOR_LOCK and the project's own wheel. Debian's packages are
+# *extracted*, not installed (mmdebstrap's `extract` variant runs no maintainer script), so
+# nothing that only an installer needs has to be in the image; the files of the few such
+# packages the python packages depend on anyway are removed (OPERATOR_DROPPED).
+OPERATOR_PACKAGES: Final = ("python3-minimal", "python3.11-minimal", "libpython3.11-stdlib")
+OPERATOR_DROPPED: Final = (
+    "bin/tar",
+    "usr/bin/tar",
+    "usr/bin/dpkg*",
+    "usr/bin/update-alternatives",
+    "usr/bin/py3*",
+    "usr/sbin/dpkg*",
+    "usr/sbin/rmt*",
+    "usr/sbin/tarcat",
+    "sbin/start-stop-daemon",
+    "usr/sbin/start-stop-daemon",
+    "usr/lib/dpkg",
+    "usr/libexec/dpkg",
+    "usr/share/dpkg",
+    "var/lib/dpkg",
+    "etc/dpkg",
+    "etc/alternatives",
+    "etc/cron.daily",
+    "etc/logrotate.d",
+    "usr/share/man",
+    "usr/share/info",
+    "usr/share/lintian",
+    "usr/share/polkit-1",
+    "usr/share/locale",
+    "usr/share/bug",
+    # what mmdebstrap leaves for an installer, and device nodes (the runtime makes /dev)
+    "dev/*",
+    "etc/apt",
+    "etc/fstab",
+    "lib/systemd",
+    "var/cache/apt",
+    "var/lib/apt",
+    "var/log/apt",
+)
+OPERATOR_LOCK: Final = REPO_ROOT / "operator" / "image-requirements.txt"
+# The Kubernetes client's asyncio half (`kubernetes.aio`, 68 MB with its byte-code) and what
+# only it needs: `import kubernetes` never imports it and the operator uses the synchronous
+# client, so neither is in the image (a third of its size).
+OPERATOR_UNUSED_TREES: Final = ("kubernetes/aio",)
+OPERATOR_UNUSED_DISTS: Final = frozenset(
+    {
+        "aiohappyeyeballs",
+        "aiohttp",
+        "aiohttp-retry",
+        "aiosignal",
+        "attrs",
+        "frozenlist",
+        "multidict",
+        "propcache",
+        "yarl",
+    }
+)
+OPERATOR_USER: Final = "65532"
+OPERATOR_SOURCES: Final = ("pyproject.toml", "README.md", "t9k_sdk", "operator/t9k_operator")
+RELEASE_REPOSITORY: Final = "ghcr.io/t9k/t9k-operator"
+"""Where a release publishes the operator's image; `t9k_sdk.install.DEFAULT_IMAGE` names it
+with the package's version (tests/operator/test_operator_image.py keeps the two in step)."""
+SOURCE_DATE_EPOCH: Final = "0"
+
+
+def project_version() -> str:
+    m = re.search(r'^version = "([^"]+)"', (REPO_ROOT / "pyproject.toml").read_text(), re.M)
+    if not m:
+        raise ImageError('pyproject.toml has no `version = "..."` line')
+    return m.group(1)
+
+
+def release_ref() -> str:
+    """The name a release publishes the operator's image under: `REPOSITORY:VERSION`."""
+    return f"{RELEASE_REPOSITORY}:{project_version()}"
+
+
+def _source_digest() -> str:
+    """The sha256 of the project's files that go into its wheel (path and bytes of each)."""
+    h = hashlib.sha256()
+    for top in OPERATOR_SOURCES:
+        root = REPO_ROOT / top
+        files = sorted(root.rglob("*")) if root.is_dir() else [root]
+        for path in files:
+            if not path.is_file() or "__pycache__" in path.parts or path.suffix == ".pyc":
+                continue
+            h.update(str(path.relative_to(REPO_ROOT)).encode() + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def _operator_recipe() -> tuple[str, ...]:
+    return (
+        SUITE,
+        *OPERATOR_PACKAGES,
+        "dropped " + " ".join(OPERATOR_DROPPED),
+        "lock "
+        + (
+            hashlib.sha256(OPERATOR_LOCK.read_bytes()).hexdigest()
+            if OPERATOR_LOCK.is_file()
+            else "none"
+        ),
+        "sources " + _source_digest(),
+        "unused " + " ".join([*OPERATOR_UNUSED_TREES, *sorted(OPERATOR_UNUSED_DISTS)]),
+        # how it is built is this file's code: a change to it is a new image (20 s)
+        "builder " + hashlib.sha256(Path(__file__).read_bytes()).hexdigest(),
+    )
+
+
+def _pip(stage: Path) -> list[str]:
+    return [
+        "/usr/bin/python3",
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--root",
+        str(stage),
+        "--prefix",
+        "/opt/t9k",  # Debian's pip adds `local/`: files land in <stage>/opt/t9k/local/...
+        "--break-system-packages",
+        "--ignore-installed",
+        "--no-deps",
+        "--no-compile",
+        "--no-warn-script-location",
+        "--disable-pip-version-check",
+        "--no-cache-dir",
+    ]
+
+
+def _operator_rootfs(work: Path, log: Path) -> Path:
+    """Debian's python3.11, extracted into work/rootfs, with nothing an installer needs; the
+    packages it came from (name, version) listed in work/debs.txt for the SBOM."""
+    rootfs = work / "rootfs"
+    listing = work / "debs.txt"
+    argv = [
+        "mmdebstrap",
+        "--quiet",
+        "--variant=extract",
+        "--format=directory",
+        f"--include={','.join(OPERATOR_PACKAGES)}",
+        "--dpkgopt=path-exclude=/usr/share/man/*",
+        "--dpkgopt=path-exclude=/usr/share/doc/*",
+        "--dpkgopt=path-include=/usr/share/doc/*/copyright",
+        # (the extract variant runs extract hooks only: the rest is done below, in Python)
+        f'--extract-hook=ls "$1"/var/cache/apt/archives > {listing}',
+        SUITE,
+        str(rootfs),
+        _debian_mirror(),
+    ]
+    _run(argv, log, {**os.environ, "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH})
+    for pattern in OPERATOR_DROPPED:
+        for path in rootfs.glob(pattern):
+            shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+    for name in ("etc/resolv.conf", "etc/hostname"):
+        (rootfs / name).unlink(missing_ok=True)
+    (rootfs / "tmp").mkdir(exist_ok=True)
+    (rootfs / "tmp").chmod(0o1777)
+    (rootfs / "etc").mkdir(exist_ok=True)
+    (rootfs / "etc" / "passwd").write_text(
+        "root:x:0:0:root:/root:/nonexistent\n"
+        f"nonroot:x:{OPERATOR_USER}:{OPERATOR_USER}:nonroot:/nonexistent:/nonexistent\n"
+    )
+    (rootfs / "etc" / "group").write_text(f"root:x:0:\nnonroot:x:{OPERATOR_USER}:\n")
+    return rootfs
+
+
+def _operator_site(work: Path, rootfs: Path, log: Path) -> None:
+    """The pinned wheels and the project's own wheel into rootfs/usr/local, compiled."""
+    env = {**os.environ, "PIP_NO_INPUT": "1", "SOURCE_DATE_EPOCH": SOURCE_DATE_EPOCH}
+    env.pop("PYTHONPATH", None)
+    wheels = work / "wheels"
+    _run(
+        [
+            "/usr/bin/python3",
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--no-cache-dir",
+            "-w",
+            str(wheels),
+            str(REPO_ROOT),
+        ],
+        log,
+        env,
+    )
+    stage = work / "stage"
+    _run([*_pip(stage), "--require-hashes", "-r", str(OPERATOR_LOCK)], log, env)
+    _run([*_pip(stage), *map(str, sorted(wheels.glob("*.whl")))], log, env)
+    local = rootfs / "usr" / "local"
+    shutil.rmtree(local, ignore_errors=True)
+    (stage / "opt" / "t9k" / "local").rename(local)
+    for tree in OPERATOR_UNUSED_TREES:
+        shutil.rmtree(local / "lib" / "python3.11" / "dist-packages" / tree)
+    # pip records where each wheel came from (the project's is in a temporary directory):
+    # drop it, and its line in RECORD, so that two builds are the same bytes
+    for origin in local.rglob("*.dist-info/direct_url.json"):
+        origin.unlink()
+        record = origin.with_name("RECORD")
+        lines = record.read_text().splitlines(keepends=True)
+        record.write_text(
+            "".join(x for x in lines if not x.startswith(f"{origin.parent.name}/direct_url.json,"))
+        )
+    for path in (local / "bin").iterdir():
+        if path.name not in ("t9k-operator", "t9k-sdk"):
+            path.unlink()
+    # byte-code ahead of time (the root file system is read-only in the pod): hashes, not
+    # times, so that two builds are the same bytes
+    for tree in (rootfs / "usr" / "lib" / "python3.11", local / "lib" / "python3.11"):
+        _run(
+            [
+                "/usr/bin/python3",
+                "-m",
+                "compileall",
+                "-q",
+                "-j",
+                "1",
+                "--invalidation-mode",
+                "unchecked-hash",
+                "-s",
+                str(rootfs),
+                "-p",
+                "/",
+                "-x",
+                r"(lib2to3|test|tests|idlelib|turtledemo)/",
+                str(tree),
+            ],
+            log,
+            env,
+        )
+
+
+def lock_operator() -> None:
+    """Resolve the [operator] extra with the Debian python3.11 the image runs, and pin every
+    wheel it picks with its hash into OPERATOR_LOCK."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        argv = [
+            "/usr/bin/python3", "-m", "pip", "install", "--dry-run", "--ignore-installed",
+            "--quiet", "--disable-pip-version-check", "--break-system-packages",
+            "--only-binary=:all:", "--report", str(report), f"{REPO_ROOT}[operator]",
+        ]  # fmt: skip
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise ImageError(f"resolving the [operator] extra failed:\n{proc.stderr}")
+        picked = json.loads(report.read_text())["install"]
+    lines = [
+        "# The operator image's Python dependencies, pinned with their hashes: what",
+        "# `make operator-image` installs (pip --require-hashes), for CPython 3.11 on linux/amd64",
+        "# (Debian bookworm's python3.11). Regenerate after a change to the [operator] extra, or",
+        "# to take newer releases: python tools/images.py lock operator",
+        "# Left out: " + ", ".join(sorted(OPERATOR_UNUSED_DISTS)) + " (kubernetes.aio only;",
+        "# the operator uses the synchronous client).",
+    ]
+    for item in sorted(picked, key=lambda i: str(i["metadata"]["name"]).lower()):
+        info = item["download_info"]
+        if str(info["url"]).startswith("file:"):
+            continue  # the project itself: its wheel is built from the tree
+        if str(item["metadata"]["name"]).lower() in OPERATOR_UNUSED_DISTS:
+            continue
+        digest = str(info["archive_info"]["hash"]).replace("=", ":", 1)
+        lines.append(f"{item['metadata']['name']}=={item['metadata']['version']} --hash={digest}")
+    OPERATOR_LOCK.write_text("\n".join(lines) + "\n")
+
+
+def sbom_path(image: Image) -> Path:
+    """The image's SBOM (SPDX 2.3 JSON), written beside its archive when it is built."""
+    return image.archive.with_name(image.archive.name.replace(".oci.tar", ".spdx.json"))
+
+
+def _operator_sbom(image: Image, rootfs: Path, debs: Path) -> dict[str, object]:
+    """Every Debian package the image's files came from and every Python distribution in it."""
+    packages: list[dict[str, object]] = []
+
+    def package(kind: str, name: str, version: str, purl: str) -> None:
+        packages.append(
+            {
+                "SPDXID": f"SPDXRef-{kind}-{re.sub(r'[^A-Za-z0-9.-]', '-', name)}",
+                "name": name,
+                "versionInfo": version,
+                "downloadLocation": "NOASSERTION",
+                "filesAnalyzed": False,
+                "externalRefs": [
+                    {
+                        "referenceCategory": "PACKAGE-MANAGER",
+                        "referenceType": "purl",
+                        "referenceLocator": purl,
+                    }
+                ],
+            }
+        )
+
+    for line in sorted(debs.read_text().split()):
+        if not line.endswith(".deb"):
+            continue
+        name, version, arch = line.removesuffix(".deb").split("_")
+        version = version.replace("%3a", ":")
+        package(
+            "deb", name, version, f"pkg:deb/debian/{name}@{version}?arch={arch}&distro=debian-12"
+        )
+    site = rootfs / "usr" / "local" / "lib" / "python3.11" / "dist-packages"
+    for meta in sorted(site.glob("*.dist-info/METADATA")):
+        fields = dict(
+            line.split(": ", 1)
+            for line in meta.read_text().split("\n\n")[0].splitlines()
+            if ": " in line and line[0] != " "
+        )
+        name, version = fields["Name"], fields["Version"]
+        package("pypi", name, version, f"pkg:pypi/{name.lower()}@{version}")
+    return {
+        "spdxVersion": "SPDX-2.3",
+        "dataLicense": "CC0-1.0",
+        "SPDXID": "SPDXRef-DOCUMENT",
+        "name": image.also_named[0] if image.also_named else image.ref,
+        "documentNamespace": f"https://github.com/t9k/t9k-sdk/spdx/{image.name}-{image.key()}",
+        "creationInfo": {"created": "1970-01-01T00:00:00Z", "creators": ["Tool: tools/images.py"]},
+        "packages": packages,
+    }
+
+
+def build_operator(image: Image, work: Path, say: Callable[[str], None]) -> list[Path]:
+    """Two layers: Debian's python3.11 (no shell, no dpkg), then /usr/local (the wheels)."""
+    _need_root("operator", "mmdebstrap extracts Debian's packages as root")
+    log = work / "build.log"
+    os.umask(0o022)
+    say("extracting python3.11 from Debian's packages (no shell, no package manager)")
+    rootfs = _operator_rootfs(work, log)
+    say("installing the pinned wheels of operator/image-requirements.txt and the project's own")
+    _operator_site(work, rootfs, log)
+    check = "import t9k_operator.cli, t9k_operator.manager, cryptography, orjson; print('ok')"
+    _run(["chroot", str(rootfs), "/usr/bin/python3", "-I", "-c", check], log)
+    sbom = _operator_sbom(image, rootfs, work / "debs.txt")
+    sbom_path(image).write_text(json.dumps(sbom, indent=1, sort_keys=True) + "\n")
+    os_layer, app_layer = work / "os.tar", work / "app.tar"
+    members = sorted(p.name for p in rootfs.iterdir() if p.name != "usr")
+    usr = sorted(f"usr/{p.name}" for p in (rootfs / "usr").iterdir() if p.name != "local")
+    _tar_dir(rootfs, os_layer, [*members, *usr])
+    _tar_dir(rootfs, app_layer, ["usr/local"])
+    return [os_layer, app_layer]
+
+
 def _train_recipe() -> tuple[str, ...]:
     v = versions()
     return (
@@ -406,11 +758,29 @@ def _images() -> dict[str, Image]:
             env=(IMAGE_PATH, "DS_ACCELERATOR=cpu"),
             expected_minutes="8 to 15",
         ),
+        "operator": Image(
+            "operator",
+            "localhost/t9k/operator",
+            _operator_recipe(),
+            None,
+            build_operator,
+            entrypoint=("/usr/local/bin/t9k-operator",),
+            cmd=(),
+            env=(IMAGE_PATH, "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1"),
+            expected_minutes="1 to 2",
+            user=f"{OPERATOR_USER}:{OPERATOR_USER}",
+            labels=(
+                ("org.opencontainers.image.source", "https://github.com/t9k/t9k-sdk"),
+                ("org.opencontainers.image.version", project_version()),
+                ("org.opencontainers.image.licenses", "Apache-2.0"),
+            ),
+            also_named=(release_ref(),),
+        ),
     }
 
 
 IMAGES: Final = _images()
-ORDER: Final = ("pause", "base", "train")
+ORDER: Final = ("pause", "base", "train", "operator")
 
 
 # --------------------------------------------------------------------------------------------
@@ -441,7 +811,8 @@ def write_archive(image: Image, own_layers: Sequence[Path]) -> None:
             "WorkingDir": "/",
             **({"Entrypoint": list(image.entrypoint)} if image.entrypoint else {}),
             **({"Cmd": list(image.cmd)} if image.cmd else {}),
-            "Labels": {"dev.t9k.image.key": image.key()},
+            **({"User": image.user} if image.user else {}),
+            "Labels": {"dev.t9k.image.key": image.key(), **dict(image.labels)},
         },
         "rootfs": {
             "type": "layers",
@@ -479,6 +850,7 @@ def write_archive(image: Image, own_layers: Sequence[Path]) -> None:
     index = {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.index.v1+json",
+        # one entry per name: `ctr images import` gives the image each of them
         "manifests": [
             {
                 "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -486,10 +858,11 @@ def write_archive(image: Image, own_layers: Sequence[Path]) -> None:
                 "size": man_size,
                 "platform": {"architecture": "amd64", "os": "linux"},
                 "annotations": {
-                    "io.containerd.image.name": image.ref,
-                    "org.opencontainers.image.ref.name": image.tag,
+                    "io.containerd.image.name": ref,
+                    "org.opencontainers.image.ref.name": ref.rsplit(":", 1)[1],
                 },
             }
+            for ref in (image.ref, *image.also_named)
         ],
     }
     tmp = image.archive.with_suffix(".partial")
@@ -593,6 +966,7 @@ def _prune(names: Sequence[str]) -> None:
             if path != keep:
                 path.unlink(missing_ok=True)
                 path.with_suffix(".layers.json").unlink(missing_ok=True)
+                path.with_name(path.name.replace(".oci.tar", ".spdx.json")).unlink(missing_ok=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -603,6 +977,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_ref = sub.add_parser("ref", help="print an image's name:tag")
     p_ref.add_argument("name", choices=ORDER)
     sub.add_parser("list", help="every image, its key and whether it is built")
+    p_path = sub.add_parser("path", help="print the path of an image's OCI archive")
+    p_path.add_argument("name", choices=ORDER)
+    sub.add_parser("sbom", help="print the operator image's SBOM (SPDX JSON)").add_argument(
+        "name", choices=("operator",)
+    )
+    sub.add_parser("lock", help="re-pin operator/image-requirements.txt").add_argument(
+        "name", choices=("operator",)
+    )
     args = parser.parse_args(argv)
     unknown = [n for n in getattr(args, "names", []) if n not in IMAGES]
     if unknown:
@@ -612,6 +994,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             build(args.names or list(ORDER))
         elif args.command == "ref":
             print(IMAGES[args.name].ref)
+        elif args.command == "path":
+            print(IMAGES[args.name].archive)
+        elif args.command == "sbom":
+            if not sbom_path(IMAGES[args.name]).is_file():
+                raise ImageError(f"the {args.name} image is not built: run make operator-image")
+            print(sbom_path(IMAGES[args.name]).read_text(), end="")
+        elif args.command == "lock":
+            lock_operator()
         elif args.command == "list":
             for name in ORDER:
                 image = IMAGES[name]
