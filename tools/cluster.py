@@ -352,7 +352,8 @@ def make_pki() -> None:
         "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
     )  # fmt: skip
     (PKI_DIR / "server.ext").write_text(
-        "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
+        f"subjectAltName=IP:127.0.0.1,IP:{realnode.API_SERVICE_IP},DNS:localhost,"
+        "DNS:kubernetes,DNS:kubernetes.default,"
         "DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local\n"
         "extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
     )
@@ -739,6 +740,7 @@ def _apiserver_argv(state: State) -> list[str]:
         f"--service-account-issuer=https://127.0.0.1:{api_port}",
         f"--service-account-key-file={PKI_DIR / 'sa.pub'}",
         f"--service-account-signing-key-file={PKI_DIR / 'sa.key'}",
+        # its first address, 10.0.0.1, is the `kubernetes` Service (realnode.API_SERVICE_IP)
         "--service-cluster-ip-range=10.0.0.0/24",
         "--authorization-mode=RBAC",
         "--disable-admission-plugins=ServiceAccount",
@@ -1022,6 +1024,8 @@ def _start_real_node(state: State) -> None:
             _node_images,
             lambda msg: _say(f"real node: {msg}"),
             record,
+            api_port=state.ports["kube-apiserver"],
+            also_allowed=images.IMAGES["operator"].also_named,
         )
     except realnode.NodeRefused as err:  # nothing started: nothing to undo
         state.node = None

@@ -19,6 +19,9 @@ Leaving the host as it was found is part of the design, not a clean-up afterward
   else is ever placed there) and removes the tree.
 * the bridge `t9kbr0` (10.88.0.1/16) is the one link made in the host's network namespace; no
   iptables rule is written (no masquerade, `makeIPTablesUtilChains: false`, no kube-proxy).
+  The bridge also holds 10.0.0.1/32, the `kubernetes` Service's address, where
+  tools/apirelay.py relays in-cluster clients (the operator's pod) to the API server: gone with
+  the bridge.
 * CoreDNS answers cluster.local from the API server and nothing else (no forwarding): pods
   reach only the API server's objects, each other and the node.
 * `up` records a snapshot of the host (those sysctls, the host's mount table, links, iptables
@@ -38,6 +41,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,6 +68,15 @@ BRIDGE_IP: Final = "10.88.0.1"
 # gives docker0 an address of its own for the same reason. Locally administered, unicast.
 BRIDGE_MAC: Final = "02:74:39:6b:00:01"
 POD_CIDR: Final = "10.88.0.0/16"
+# The `kubernetes` Service's ClusterIP (the first address of tools/cluster.py's service range):
+# in-cluster clients (the operator's pod) reach the API server there. The node puts it on its
+# bridge and tools/apirelay.py relays it to the API server on loopback: kube-proxy's job for
+# this one Service, without iptables rules or ip_forward on the host.
+API_SERVICE_IP: Final = "10.0.0.1"
+API_SERVICE_PORT: Final = 443
+# containerd's registry client goes through this proxy, a closed port on loopback: a pull can
+# never leave the machine, whatever an image's name says (the images are imported, not pulled).
+NO_PULL_PROXY: Final = "http://127.0.0.1:9"
 CGROUP_ROOT: Final = "t9k-real-node"
 CLUSTER_DOMAIN: Final = "cluster.local"
 
@@ -253,8 +266,8 @@ def _remove_cgroups() -> list[str]:
     return left
 
 
-def _spawn(name: str, argv: list[str], log_dir: Path) -> Proc:
-    return procs.spawn(name, argv, log_dir, before_exec=_join_system_cgroup)
+def _spawn(name: str, argv: list[str], log_dir: Path, env: dict[str, str] | None = None) -> Proc:
+    return procs.spawn(name, argv, log_dir, env=env, before_exec=_join_system_cgroup)
 
 
 def _stop(proc: Proc, grace: float) -> None:
@@ -396,14 +409,27 @@ def _subnet_taken() -> list[str]:
     import ipaddress
 
     ours = ipaddress.ip_network(POD_CIDR)
+    service = ipaddress.ip_network(f"{API_SERVICE_IP}/32")
     taken = []
     for line in _run_text(["ip", "-o", "-4", "route", "show"]).splitlines():
         dest = line.split()[0] if line.split() else ""
-        if dest == "default" or f"dev {BRIDGE} " in line + " ":
+        if f"dev {BRIDGE} " in line + " ":
+            continue
+        if dest == "default":
+            if f"via {API_SERVICE_IP} " in line + " ":
+                taken.append(
+                    f"the API server's Service address {API_SERVICE_IP} is this"
+                    f" machine's gateway: {line}"
+                )
             continue
         try:
             if ipaddress.ip_network(dest, strict=False).overlaps(ours):
                 taken.append(f"the pods' subnet {POD_CIDR} is in use on this machine: {line}")
+            if ipaddress.ip_network(dest, strict=False).overlaps(service):
+                taken.append(
+                    f"the API server's Service address {API_SERVICE_IP} is routed on this"
+                    f" machine: {line}"
+                )
         except ValueError:
             continue
     return taken
@@ -510,9 +536,11 @@ def _cni_config(paths: Paths) -> dict[str, Any]:
                 "ipam": {
                     "type": "host-local",
                     "dataDir": str(paths.ipam_dir),
-                    # no "routes": the pod's connected /16 reaches the other pods and the node,
-                    # and nothing else is routed anywhere
+                    # the pod's connected /16 reaches the other pods and the node; the one
+                    # route more is the API server's Service address, via the bridge (where
+                    # tools/apirelay.py answers it). Nothing else is routed anywhere.
                     "ranges": [[{"subnet": POD_CIDR, "rangeStart": "10.88.1.1"}]],
+                    "routes": [{"dst": f"{API_SERVICE_IP}/32", "gw": BRIDGE_IP}],
                 },
             },
             {"type": "loopback"},
@@ -605,8 +633,11 @@ _CONTAINERS = (
 POD_POLICY: Final = "t9k-real-node-pods"
 
 
-def pod_policy() -> tuple[dict[str, Any], dict[str, Any]]:
-    """A ValidatingAdmissionPolicy and its binding that keep pods on the node off the host."""
+def pod_policy(also_allowed: Sequence[str] = ()) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ValidatingAdmissionPolicy and its binding that keep pods on the node off the host.
+    `also_allowed`: image names besides `localhost/...` (the operator's release name, which
+    the node holds, imported: its containerd cannot pull, NO_PULL_PROXY)."""
+    allowed = "".join(f" || c.image == '{ref}'" for ref in also_allowed)
     rules = [
         ("!has(object.spec.hostNetwork) || !object.spec.hostNetwork", "hostNetwork"),
         ("!has(object.spec.hostPID) || !object.spec.hostPID", "hostPID"),
@@ -625,7 +656,7 @@ def pod_policy() -> tuple[dict[str, Any], dict[str, Any]]:
         (
             # images are built here and never pulled: a name elsewhere would be pulled from
             # a registry on the machine's network (localhost/ names a pull could only try here)
-            f"{_CONTAINERS}.all(c, c.image.startsWith('localhost/'))",
+            f"{_CONTAINERS}.all(c, c.image.startsWith('localhost/'){allowed})",
             "an image from a registry (only the images of tools/images.py, localhost/...)",
         ),
     ]
@@ -665,10 +696,10 @@ def pod_policy() -> tuple[dict[str, Any], dict[str, Any]]:
     return policy, binding
 
 
-def _apply_pod_policy(api: ApiLike) -> None:
+def _apply_pod_policy(api: ApiLike, also_allowed: Sequence[str]) -> None:
     base = "/apis/admissionregistration.k8s.io/v1"
     for obj, plural in zip(
-        pod_policy(),
+        pod_policy(also_allowed),
         ("validatingadmissionpolicies", "validatingadmissionpolicybindings"),
         strict=True,
     ):
@@ -701,8 +732,12 @@ def up(
     images: Callable[[], tuple[str, list[str]]],
     say: Callable[[str], None],
     record: Callable[[Proc], None],
+    *,
+    api_port: int,
+    also_allowed: Sequence[str] = (),
 ) -> None:
-    """Start the node. `record` is called with each process as soon as it runs (the namespace
+    """Start the node. `api_port`: the API server's port on loopback (for the relay);
+    `also_allowed`: images the pod policy admits besides `localhost/...`. `record` is called with each process as soon as it runs (the namespace
     holder first), so that a failure, or an interrupt, at any point leaves a record that
     `down` goes by. `images()` returns the pause image's name and the archives to import.
 
@@ -711,7 +746,7 @@ def up(
     problems = preflight([state_dir, cache_dir()])
     if problems:
         raise NodeRefused("the real node cannot start:\n  " + "\n  ".join(problems))
-    _apply_pod_policy(api)  # before any pod can reach the node
+    _apply_pod_policy(api, also_allowed)  # before any pod can reach the node
     other = _other_owner(state_dir)
     if other:
         raise NodeRefused(
@@ -745,10 +780,12 @@ def up(
 
     pause_ref, archives = images()
     (paths.state_dir / "containerd.toml").write_text(_containerd_config(paths, pause_ref))
+    no_pull = {"HTTPS_PROXY": NO_PULL_PROXY, "HTTP_PROXY": NO_PULL_PROXY, "NO_PROXY": ""}
     containerd = _spawn(
         "containerd",
         _in_ns(holder, ["containerd", "--config", str(paths.state_dir / "containerd.toml")]),
         logs,
+        env={**os.environ, **no_pull},
     )
     record(containerd)
     ctr = _ctr(paths)
@@ -763,7 +800,21 @@ def up(
 
     _check(["ip", "link", "add", BRIDGE, "address", BRIDGE_MAC, "type", "bridge"])
     _check(["ip", "addr", "add", f"{BRIDGE_IP}/16", "dev", BRIDGE])
+    _check(["ip", "addr", "add", f"{API_SERVICE_IP}/32", "dev", BRIDGE])
     _check(["ip", "link", "set", BRIDGE, "up"])
+    relay = _spawn(
+        "apirelay",
+        [
+            sys.executable,
+            str(Path(__file__).with_name("apirelay.py")),
+            API_SERVICE_IP,
+            str(API_SERVICE_PORT),
+            "127.0.0.1",
+            str(api_port),
+        ],
+        logs,
+    )
+    record(relay)
     (paths.cni_conf_dir / "10-t9k.conflist").write_text(json.dumps(_cni_config(paths), indent=2))
 
     corefile = paths.state_dir / "Corefile"
@@ -951,7 +1002,7 @@ def down(
     if api is not None and kubelet is not None and kubelet.alive():
         with contextlib.suppress(OSError):
             _delete_pods(api, timeout=45)
-    for name in ("kubelet", "coredns"):
+    for name in ("kubelet", "coredns", "apirelay"):
         if name in by_name:
             _stop(by_name[name], 10)
     containerd = by_name.get("containerd")
