@@ -31,12 +31,17 @@ fmt: $(STAMP) ## Format the code (black) and apply ruff's safe fixes
 	$(BIN)/ruff check --fix $(PY_SOURCES)
 
 .PHONY: lint
-lint: $(STAMP) ## black --check, ruff, mypy --strict, import-layer contracts
+lint: $(STAMP) actionlint ## black --check, ruff, mypy --strict, import-layer contracts, actionlint on .github/workflows
 	$(BIN)/black --check --quiet $(PY_SOURCES)
 	$(BIN)/ruff check $(PY_SOURCES)
 	$(BIN)/mypy
 	$(BIN)/mypy bench
 	$(BIN)/lint-imports
+	"$$(tools/ensure-lint-binaries.sh --print-dir)/actionlint" .github/workflows/*.yml
+
+.PHONY: actionlint
+actionlint: ## Build (or reuse) actionlint, the GitHub Actions workflow linter `make lint` runs
+	tools/ensure-lint-binaries.sh
 
 .PHONY: binaries
 binaries: cluster-binaries pulumi-binaries gitops-binaries node-binaries ## Build (or reuse) every binary the tests need
@@ -50,8 +55,14 @@ node-binaries: ## Build (or reuse) the real node's kubelet and CoreDNS
 	tools/ensure-node-binaries.sh
 
 .PHONY: images
-images: system-packages ## Build (or reuse) the real node's images: pause, base (Debian, OpenSSH, pdsh), train (torch, DeepSpeed, ColossalAI)
+images: system-packages ## Build (or reuse) the real node's images: pause, base (Debian, OpenSSH, pdsh), train (torch, DeepSpeed, ColossalAI), operator
 	$(PYTHON) tools/images.py build
+
+.PHONY: operator-image
+operator-image: system-packages ## Build (or reuse) the operator's image, the one a release publishes (tools/images.py; no Docker, no registry), and load it into the running real node
+	$(PYTHON) tools/images.py build operator
+	@if [ -f .cluster/state.json ]; then $(PYTHON) tools/cluster.py import-images; fi
+	@echo "operator image: $$($(PYTHON) tools/images.py path operator) ($$($(PYTHON) tools/images.py ref operator), also named ghcr.io/t9k/t9k-operator:$$(sed -n 's/^version = \"\(.*\)\"/\1/p' pyproject.toml))"
 
 .PHONY: pulumi-binaries
 pulumi-binaries: ## Build (or reuse) the Pulumi CLI, its Python language host and the Kubernetes provider

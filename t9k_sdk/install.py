@@ -37,8 +37,12 @@ from t9k_sdk._yaml import dump_documents
 __all__ = [
     "DEFAULT_IMAGE",
     "DEFAULT_NAMESPACE",
+    "IMAGE_DIGEST_PATTERN",
+    "IMAGE_REPOSITORY_PATTERN",
+    "IMAGE_TAG_PATTERN",
     "LEASE_ROLE",
     "NAME",
+    "RELEASE_REPOSITORY",
     "cluster_role_rules",
     "deploy_files",
     "install_manifests",
@@ -48,8 +52,25 @@ __all__ = [
 ]
 
 NAME = "t9k-operator"
-DEFAULT_IMAGE = f"t9k-operator:{__version__}"
-"""Built from operator/Dockerfile; push it to your registry and pass its name as `image`."""
+RELEASE_REPOSITORY = "ghcr.io/t9k/t9k-operator"
+DEFAULT_IMAGE = f"{RELEASE_REPOSITORY}:{__version__}"
+"""The image a release publishes, tagged with this package's version: `make operator-image`
+builds it (tools/images.py, the one recipe). Pass another name, or this one by digest
+(`ghcr.io/t9k/t9k-operator@sha256:...`), as `image`."""
+
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+IMAGE_REPOSITORY_PATTERN = (
+    rf"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*$"
+)
+"""An image name without tag or digest (the distribution reference grammar, one line)."""
+IMAGE_TAG_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
+IMAGE_DIGEST_PATTERN = r"^sha256:[a-f0-9]{64}$"
+_NAME_RULE = (
+    "an image name: lowercase letters and digits, separated by '.', '_', '__' or '-', in"
+    " parts joined by '/', after an optional registry host[:port]/"
+)
+_TAG_RULE = "a tag: up to 128 letters, digits, '_', '.' and '-', not starting with '.' or '-'"
+_DIGEST_RULE = "a digest: sha256: and 64 lowercase hexadecimal digits"
 DEFAULT_NAMESPACE = "t9k-system"
 HEALTH_PORT = 8081
 
@@ -74,9 +95,29 @@ def validate_namespace(value: str, what: str = "namespace") -> str:
 
 
 def validate_image(value: str) -> str:
-    """`value` if it can name the operator's image (not blank), else ValueError saying why."""
+    """`value` if it is an image reference (`NAME`, `NAME:TAG`, `NAME@sha256:DIGEST` or
+    `NAME:TAG@sha256:DIGEST`), else ValueError naming the part that is wrong."""
     if not value.strip():
         raise ValueError("image must not be empty")
+    example = f"e.g. {DEFAULT_IMAGE} or {RELEASE_REPOSITORY}@sha256:<64 hex digits>"
+    if len(value) > 512:
+        raise ValueError(f"image is {len(value)} characters long; at most 512 ({example})")
+    name, _, digest = value.partition("@")
+    repository, tag = name, ""
+    if ":" in name.rsplit("/", 1)[-1]:
+        repository, tag = name.rsplit(":", 1)
+    for part, text, pattern, allowed in (
+        ("name", repository, IMAGE_REPOSITORY_PATTERN, _NAME_RULE),
+        ("tag", tag, IMAGE_TAG_PATTERN, _TAG_RULE),
+        ("digest", digest, IMAGE_DIGEST_PATTERN, _DIGEST_RULE),
+    ):
+        if (text or part == "name") and not re.fullmatch(pattern, text):
+            raise ValueError(
+                f"image {value!r} is not an image reference: its {part} {text!r} is not"
+                f" {allowed} ({example})"
+            )
+    if "@" in value and not digest:
+        raise ValueError(f"image {value!r} ends in '@' without a digest ({example})")
     return value
 
 
@@ -139,6 +180,36 @@ def _metadata(name: str, namespace: str | None = None) -> dict[str, Any]:
     return meta
 
 
+_TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def _api_access_volume() -> dict[str, Any]:
+    """What the ServiceAccount admission plugin would mount: a bound token that kubelet renews
+    (valid an hour), the cluster's CA and the pod's namespace."""
+    return {
+        "name": "api-access",
+        "projected": {
+            "defaultMode": 0o444,
+            "sources": [
+                {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+                {
+                    "configMap": {
+                        "name": "kube-root-ca.crt",
+                        "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                    }
+                },
+                {
+                    "downwardAPI": {
+                        "items": [
+                            {"path": "namespace", "fieldRef": {"fieldPath": "metadata.namespace"}}
+                        ]
+                    }
+                },
+            ],
+        },
+    }
+
+
 def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict[str, Any]:
     probe = {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 10}
     selector = {"app.kubernetes.io/name": NAME}
@@ -165,6 +236,10 @@ def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict
                 },
                 "spec": {
                     "serviceAccountName": NAME,
+                    # The token is mounted below, in the operator's container only, rather
+                    # than by the ServiceAccount admission plugin: the same files at the same
+                    # path, on clusters that turn automounting off too.
+                    "automountServiceAccountToken": False,
                     "securityContext": {
                         "runAsNonRoot": True,
                         "runAsUser": 65532,
@@ -203,10 +278,20 @@ def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict
                                 "readOnlyRootFilesystem": True,
                                 "capabilities": {"drop": ["ALL"]},
                             },
-                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+                            "volumeMounts": [
+                                {"name": "tmp", "mountPath": "/tmp"},
+                                {
+                                    "name": "api-access",
+                                    "mountPath": _TOKEN_DIR,
+                                    "readOnly": True,
+                                },
+                            ],
                         }
                     ],
-                    "volumes": [{"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}}],
+                    "volumes": [
+                        {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
+                        _api_access_volume(),
+                    ],
                 },
             },
         },

@@ -38,6 +38,9 @@ from t9k_sdk._yaml import dump_documents
 from t9k_sdk.install import (
     DEFAULT_IMAGE,
     DEFAULT_NAMESPACE,
+    IMAGE_DIGEST_PATTERN,
+    IMAGE_REPOSITORY_PATTERN,
+    IMAGE_TAG_PATTERN,
     LEASE_ROLE,
     NAME,
     install_manifests,
@@ -61,13 +64,6 @@ DEFAULT_WATCH_NAMESPACE = "team-a"
 """The watched namespace of the committed namespace-scoped overlay: a placeholder to replace."""
 
 NAMESPACE_PATTERN = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
-_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-IMAGE_REPOSITORY_PATTERN = (
-    rf"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?/)?{_COMPONENT}(?:/{_COMPONENT})*$"
-)
-"""An image name without tag or digest (the distribution reference grammar, one line)."""
-IMAGE_TAG_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"
-IMAGE_DIGEST_PATTERN = r"^sha256:[a-f0-9]{64}$"
 MAX_REPLICAS = 10
 """Only the Lease holder acts; more replicas are standbys, and more than a few waste a node."""
 

@@ -85,13 +85,21 @@ def test_the_deployment_runs_one_leader_electing_locked_down_replica_with_probes
     assert security["capabilities"] == {"drop": ["ALL"]}
 
 
-def test_the_image_user_is_the_one_the_deployment_runs_as() -> None:
-    dockerfile = (REPO / "operator" / "Dockerfile").read_text()
+def test_the_operator_gets_its_token_from_a_projected_volume_of_its_own() -> None:
     pod = by_kind(install_manifests(), "Deployment")["spec"]["template"]["spec"]
-    uid = pod["securityContext"]["runAsUser"]
-    assert f"USER {uid}:{uid}" in dockerfile
-    assert 'ENTRYPOINT ["t9k-operator"]' in dockerfile
-    assert '".[operator]"' in dockerfile
+    assert pod["automountServiceAccountToken"] is False
+    (container,) = pod["containers"]
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "api-access")
+    assert mount == {
+        "name": "api-access",
+        "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+        "readOnly": True,
+    }
+    volume = next(v for v in pod["volumes"] if v["name"] == "api-access")
+    sources = volume["projected"]["sources"]
+    assert sources[0]["serviceAccountToken"]["path"] == "token"
+    assert sources[1]["configMap"]["name"] == "kube-root-ca.crt"
+    assert sources[2]["downwardAPI"]["items"][0]["path"] == "namespace"
 
 
 @pytest.mark.parametrize(("image", "namespace"), [("", "ns"), ("img", " ")])

@@ -18,7 +18,11 @@ namespace, the three CRDs, the service account, a least-privilege ClusterRole an
 a Role and binding for the leader-election Lease, and the Deployment. Apply it with server-side
 apply (the CRDs are larger than client-side apply's annotation limit):
 
-  t9k-sdk install --image registry.example.com/t9k-operator:0.1.0 | kubectl apply --server-side -f -
+  t9k-sdk install | kubectl apply --server-side -f -
+
+The operator's image is the one this release of t9k-sdk publishes,
+ghcr.io/t9k/t9k-operator:VERSION, unless --image names another (a mirror of it, or the same by
+digest: --image ghcr.io/t9k/t9k-operator@sha256:...). The image used is said on stderr.
 
 With --watch-namespace NS the operator reconciles only the jobs in NS, and its permissions are
 a Role and RoleBinding in NS instead of the ClusterRole (NS must exist first).
@@ -44,7 +48,10 @@ def add(sub: Subcommands) -> None:
         run=run,
     )
     parser.add_argument(
-        "--image", default=None, help="operator image (default: t9k-operator:VERSION)"
+        "--image",
+        default=None,
+        help="operator image, NAME:TAG or NAME@sha256:DIGEST (default: the release's,"
+        " ghcr.io/t9k/t9k-operator:VERSION)",
     )
     parser.add_argument(
         "--namespace", default=None, help="namespace to run in (default: t9k-system)"
@@ -117,6 +124,7 @@ def run(args: argparse.Namespace) -> int:
             if args.network_policy:
                 objects.append(network_policy(namespace))
             sys.stdout.write(codecs.dump_all_yaml(objects))
+            _say_image(image, args.image is None)
             return EXIT_OK
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -126,4 +134,10 @@ def run(args: argparse.Namespace) -> int:
         error(f"cannot write to {directory}: {exc.strerror or exc}; nothing was written")
         return EXIT_FAILED
     print(f"wrote the {what} ({plural(len(written), 'file')}) to {directory}", file=sys.stderr)
+    _say_image(image, args.image is None)
     return EXIT_OK
+
+
+def _say_image(image: str, default: bool) -> None:
+    origin = " (this release's; --image names another)" if default else ""
+    print(f"t9k-sdk install: the operator's image is {image}{origin}", file=sys.stderr)
