@@ -56,3 +56,9 @@ TRAIN_DEEPSPEED_VERSION=0.19.8
 TRAIN_COLOSSALAI_VERSION=0.5.0
 T9K_NODE_BIN_DIR="$T9K_CACHE_ROOT/bin/node-k8s-${K8S_VERSION}_coredns-${COREDNS_VERSION}_${GO_LINE:-go}"
 export COREDNS_VERSION T9K_NODE_BIN_DIR
+
+# --- actionlint, the GitHub Actions workflow linter `make lint` runs: tools/ensure-lint-binaries.sh ---
+# Built from the wrapper module in tools/gobuild/actionlint (go.mod requires it at this version).
+ACTIONLINT_VERSION=v1.7.12
+T9K_ACTIONLINT_BIN_DIR="$T9K_CACHE_ROOT/bin/actionlint-${ACTIONLINT_VERSION}_${GO_LINE:-go}"
+export ACTIONLINT_VERSION T9K_ACTIONLINT_BIN_DIR

@@ -22,9 +22,11 @@ URLS: dict[str, str] = PYPROJECT["project"].get("urls", {})
 MKDOCS = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
-# `pip install t9k-sdk`, `pip install 't9k-sdk[client]'`...: an index install, which finds nothing
+# `pip install t9k-sdk`, `pip install 't9k-sdk[client]'`...: an index install, which finds nothing.
+# Except `...==VERSION`: what a release tag publishes (docs/operator/install.md, "How a release
+# happens"), which says so next to it.
 INDEX_INSTALL = re.compile(
-    r"""pip install (?:-U |--upgrade )?['"]?t9k-sdk(?:\[[^\]]*\])?+['"]?+(?!\s*@)"""
+    r"""pip install (?:-U |--upgrade )?['"]?t9k-sdk(?:\[[^\]]*\])?+['"]?+(?!\s*@|==VERSION\b)"""
 )
 USER_FACING = [
     ROOT / "README.md",
