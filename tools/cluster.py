@@ -744,6 +744,10 @@ def _apiserver_argv(state: State) -> list[str]:
         "--service-cluster-ip-range=10.0.0.0/24",
         "--authorization-mode=RBAC",
         "--disable-admission-plugins=ServiceAccount",
+        # a namespace's annotations may place its pods (scheduler.alpha.kubernetes.io/
+        # node-selector, .../defaultTolerations): how the in-cluster operator tests put an
+        # unmodified install on the real node. Namespaces without them are untouched.
+        "--enable-admission-plugins=PodNodeSelector,PodTolerationRestriction",
         "--endpoint-reconciler-type=none",  # endpoints may not be 127.0.0.1
         "--allow-privileged=true",
         # logs/exec/port-forward to the real node's kubelet (tools/realnode.py): at its node IP,
