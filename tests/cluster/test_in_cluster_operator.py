@@ -10,14 +10,17 @@ it with its ServiceAccount's CA, as on any cluster.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client
 
+from t9k_sdk import models
 from t9k_sdk.install import DEFAULT_IMAGE, NAME
 from tests.cluster.incluster_helpers import (
     create_job,
@@ -152,3 +155,104 @@ def test_t9k_sdk_install_piped_to_kubectl_apply_runs_an_operator_that_trains_a_j
             )  # fmt: skip
             assert proc.stdout.strip() == "no", (verb, what, where, proc.stdout, proc.stderr)
         assert len(operator_pods(core_v1, ops)) == 1
+
+
+def test_kubectl_apply_k_of_the_namespace_scoped_kustomize_overlay_runs_an_operator_that_trains(
+    real_node: RealNode,
+    kubectl: Path,
+    kubeconfig: Path,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    with operator_namespace(core_v1, "kustomize") as ops:
+        tree = tmp_path / "t9k"
+        _sh(sys.executable, "-m", "t9k_sdk.cli", "install", "--kustomize", tree,
+            "--namespace", ops, "--watch-namespace", namespace)  # fmt: skip
+        _sh(kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k",
+            tree / "overlays" / "namespace-scoped")  # fmt: skip
+        pod = _trains(core_v1, custom, ops, namespace)
+        _in_cluster_and_allowed(core_v1, ops, pod)
+
+
+@pytest.fixture(scope="module")
+def helm() -> Path:
+    return _tool_dir("ensure-gitops-binaries.sh", "--print-helm-dir") / "helm"
+
+
+def test_helm_install_of_the_chart_runs_an_operator_that_trains_and_uninstall_keeps_the_crds(
+    real_node: RealNode,
+    helm: Path,
+    kubeconfig: Path,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    env_home = {f"HELM_{d}_HOME": str(tmp_path / d.lower()) for d in ("CACHE", "CONFIG", "DATA")}
+    chart = REPO / "deploy" / "helm" / "t9k-operator"
+    with operator_namespace(core_v1, "helm") as ops:
+        base = [str(helm), "--kubeconfig", str(kubeconfig), "-n", ops]
+        install = [*base, "install", "t9k", str(chart), "--set", f"namespace={ops}",
+                   "--set", f"watchNamespace={namespace}", "--set", "createNamespace=false",
+                   "--wait", "--timeout", "2m"]  # fmt: skip
+        proc = subprocess.run(install, capture_output=True, text=True, timeout=180,
+                              env={**os.environ, **env_home}, check=False)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        pod = _trains(core_v1, custom, ops, namespace)
+        _in_cluster_and_allowed(core_v1, ops, pod)
+
+
+def test_pulumi_up_of_t9k_operator_and_a_job_component_trains_and_destroy_removes_both(
+    real_node: RealNode,
+    kubeconfig: Path,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    from pulumi import automation as auto
+
+    from t9k_sdk.pulumi import GenericJob, T9kOperator
+    from tests.pulumi.real_pulumi import PulumiEnv, ensure_binaries
+
+    manifest = torchrun_job("tr")
+    scripts_configmap(core_v1, namespace)
+    lines: list[str] = []
+    with operator_namespace(core_v1, "pulumi") as ops:
+
+        def program() -> None:
+            operator = T9kOperator(
+                "t9k", {"namespace": ops, "watch_namespace": namespace, "create_namespace": False}
+            )
+            GenericJob(
+                "train",
+                {
+                    "job": models.GenericJob.model_validate(manifest),
+                    "namespace": namespace,
+                    "operator": operator,
+                    "await_phase": "Succeeded",
+                    "timeout": "4m",
+                },
+            )
+
+        env = PulumiEnv(ensure_binaries(), tmp_path, kubeconfig)
+        stack = env.inline_stack("t9k-in-cluster", f"t{uuid.uuid4().hex[:8]}", program, {})
+        try:
+            try:
+                stack.up(on_output=lines.append)
+            except auto.CommandError:
+                pytest.fail("pulumi up failed:\n" + "\n".join(lines[-60:]))
+            (pod,) = wait_operator_ready(core_v1, ops)
+            assert pod.spec.containers[0].image == DEFAULT_IMAGE
+            phase = wait_phase(custom, namespace, "GenericJob", "tr", ("Succeeded",), 10)
+            assert phase["phase"] == "Succeeded"
+            _in_cluster_and_allowed(core_v1, ops, leader(core_v1, ops))
+            stack.destroy(on_output=lines.append)
+            assert operator_pods(core_v1, ops) == [] or all(
+                p.metadata.deletion_timestamp for p in operator_pods(core_v1, ops)
+            )
+        finally:
+            stack.destroy(on_output=lines.append)
+            stack.workspace.remove_stack(stack.name)
