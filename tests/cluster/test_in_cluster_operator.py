@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from t9k_sdk.install import DEFAULT_IMAGE, NAME
 from tests.cluster.incluster_helpers import (
     create_job,
     denied,
+    job_status,
     leader,
     operator_log,
     operator_namespace,
@@ -34,8 +36,9 @@ from tests.cluster.incluster_helpers import (
     wait_phase,
 )
 from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, scripts_configmap
-from tests.cluster.test_real_training import torchrun_job
-from tools import realnode
+from tests.cluster.test_real_training import deepspeed_job, torchrun_job
+from tools import images, realnode
+from tools.kit import OWNER_LABEL, wait_for
 
 pytestmark = pytest.mark.realnode
 
@@ -256,3 +259,121 @@ def test_pulumi_up_of_t9k_operator_and_a_job_component_trains_and_destroy_remove
         finally:
             stack.destroy(on_output=lines.append)
             stack.workspace.remove_stack(stack.name)
+
+
+def _job_pods(core_v1: client.CoreV1Api, namespace: str, job: str) -> dict[str, str]:
+    """name -> uid of the job's pods."""
+    pods = core_v1.list_namespaced_pod(namespace, label_selector=f"{OWNER_LABEL}={job}").items
+    return {p.metadata.name: p.metadata.uid for p in pods}
+
+
+def _install_cli(kubectl: Path, kubeconfig: Path, ops: str, namespace: str) -> None:
+    manifests = _sh(sys.executable, "-m", "t9k_sdk.cli", "install",
+                    "--namespace", ops, "--watch-namespace", namespace)  # fmt: skip
+    _sh(kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", "-", stdin=manifests)
+
+
+def _phases_while(
+    custom: client.CustomObjectsApi, namespace: str, kind: str, name: str, action: Any
+) -> list[str]:
+    """Runs `action()` in a thread while recording every phase the job shows, until it ends."""
+    import threading
+
+    seen: list[str] = []
+    thread = threading.Thread(target=action)
+    thread.start()
+    deadline = time.monotonic() + REAL_TIMEOUT
+    while time.monotonic() < deadline:
+        phase = job_status(custom, namespace, kind, name).get("phase", "")
+        if not seen or seen[-1] != phase:
+            seen.append(phase)
+        if phase in ("Succeeded", "Failed") and not thread.is_alive():
+            break
+        time.sleep(0.5)
+    thread.join(timeout=1)
+    return seen
+
+
+def test_two_replicas_hand_over_when_the_leader_goes_and_the_job_trains_once(
+    real_node: RealNode,
+    kubectl: Path,
+    kubeconfig: Path,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+) -> None:
+    with operator_namespace(core_v1, "failover") as ops:
+        _install_cli(kubectl, kubeconfig, ops, namespace)
+        _sh(kubectl, "--kubeconfig", kubeconfig, "-n", ops, "scale", "deployment", NAME,
+            "--replicas=2")  # fmt: skip
+        wait_operator_ready(core_v1, ops, replicas=2)
+        first = leader(core_v1, ops)
+        scripts_configmap(core_v1, namespace)
+        create_job(custom, namespace, torchrun_job("tr", steps=200))
+        wait_phase(custom, namespace, "GenericJob", "tr", ("Running",), REAL_TIMEOUT)
+        pods = _job_pods(core_v1, namespace, "tr")
+
+        during: list[str] = []
+
+        def hand_over() -> None:
+            core_v1.delete_namespaced_pod(first, ops)
+            wait_for(lambda: leader(core_v1, ops), lambda who: who != first, "a new leader", 60)
+            during.append(job_status(custom, namespace, "GenericJob", "tr").get("phase", ""))
+
+        phases = _phases_while(custom, namespace, "GenericJob", "tr", hand_over)
+        assert phases == ["Running", "Succeeded"], phases
+        assert during == ["Running"]  # the hand-over happened while the job trained
+        second = leader(core_v1, ops)
+        assert second != first
+        # one pod per worker, never recreated: the standby took the job over as it was
+        assert _job_pods(core_v1, namespace, "tr") == pods
+        _in_cluster_and_allowed(core_v1, ops, second)
+        takeover = [
+            x for x in operator_log(core_v1, ops, second) if x.get("msg") == "became the leader"
+        ]
+        assert len(takeover) == 1
+
+
+def test_an_image_change_and_its_rollback_while_a_deepspeedjob_trains_spend_no_restart(
+    real_node: RealNode,
+    kubectl: Path,
+    kubeconfig: Path,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+) -> None:
+    second_tag = images.IMAGES["operator"].ref  # the same build under its other name
+    with operator_namespace(core_v1, "upgrade") as ops:
+        _install_cli(kubectl, kubeconfig, ops, namespace)
+        wait_operator_ready(core_v1, ops)
+        scripts_configmap(core_v1, namespace)
+        job = deepspeed_job("ds", ["deepspeed_train.py", "--steps=120", "--step-seconds=0.5"])
+        create_job(custom, namespace, job)
+        wait_phase(custom, namespace, "DeepSpeedJob", "ds", ("Running",), REAL_TIMEOUT)
+        pods = _job_pods(core_v1, namespace, "ds")
+        rollout = [str(kubectl), "--kubeconfig", str(kubeconfig), "-n", ops, "rollout"]
+
+        def upgrade_and_roll_back() -> None:
+            for change in (
+                ["set", "image", f"deployment/{NAME}", f"operator={second_tag}"],
+                ["rollout", "undo", f"deployment/{NAME}"],
+            ):
+                subprocess.run([str(kubectl), "--kubeconfig", str(kubeconfig), "-n", ops, *change],
+                               check=True, capture_output=True, timeout=60)  # fmt: skip
+                subprocess.run([*rollout, "status", f"deployment/{NAME}", "--timeout=120s"],
+                               check=True, capture_output=True, timeout=150)  # fmt: skip
+                wait_operator_ready(core_v1, ops)
+                during.append(job_status(custom, namespace, "DeepSpeedJob", "ds").get("phase", ""))
+
+        during: list[str] = []
+        phases = _phases_while(custom, namespace, "DeepSpeedJob", "ds", upgrade_and_roll_back)
+        assert phases == ["Running", "Succeeded"], phases
+        assert during == ["Running", "Running"]  # both rollouts happened while it trained
+        assert _job_pods(core_v1, namespace, "ds") == pods  # nothing recreated
+        for pod in core_v1.list_namespaced_pod(namespace).items:
+            assert all(c.restart_count == 0 for c in pod.status.container_statuses or ())
+        (now,) = wait_operator_ready(core_v1, ops)
+        assert now.spec.containers[0].image == DEFAULT_IMAGE  # rolled back
+        history = _sh(*rollout, "history", f"deployment/{NAME}")
+        assert len([x for x in history.splitlines() if x[:1].isdigit()]) == 2, history
+        _in_cluster_and_allowed(core_v1, ops, leader(core_v1, ops))
