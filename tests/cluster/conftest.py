@@ -97,7 +97,8 @@ def _followed_pod_logs(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def real_node(cluster: ControlPlane, core_v1: client.CoreV1Api) -> RealNode:
-    """The real node, Ready, with the base and training images in its containerd."""
+    """The real node, Ready, with the base, training and operator images (of the sources as
+    they are: the operator's is rebuilt, in about 20 s, when they changed) in its containerd."""
     state = cluster_tool.read_state()
     if state is None or state.node is None:
         pytest.fail(
@@ -106,7 +107,7 @@ def real_node(cluster: ControlPlane, core_v1: client.CoreV1Api) -> RealNode:
             pytrace=False,
         )
     try:
-        cluster_tool.images.build(["base", "train"])
+        cluster_tool.images.build(["base", "train", "operator"])
     except cluster_tool.images.ImageError as err:
         pytest.fail(f"the real node's images could not be built: {err}", pytrace=False)
     proc = _run_tool("import-images", timeout=1200)

@@ -377,3 +377,39 @@ def test_an_image_change_and_its_rollback_while_a_deepspeedjob_trains_spend_no_r
         history = _sh(*rollout, "history", f"deployment/{NAME}")
         assert len([x for x in history.splitlines() if x[:1].isdigit()]) == 2, history
         _in_cluster_and_allowed(core_v1, ops, leader(core_v1, ops))
+
+
+def test_uninstalling_without_the_crds_leaves_jobs_training_and_a_new_install_takes_them_over(
+    real_node: RealNode,
+    kubectl: Path,
+    kubeconfig: Path,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+) -> None:
+    """docs/operator/install.md, "Uninstall": `t9k-sdk install --no-crds | kubectl delete -f -`
+    removes the operator and keeps every job; its pods train on, and the next operator
+    installed takes the job over where it is."""
+    scripts_configmap(core_v1, namespace)
+    with operator_namespace(core_v1, "gone") as ops:
+        _install_cli(kubectl, kubeconfig, ops, namespace)
+        wait_operator_ready(core_v1, ops)
+        job = deepspeed_job("ds", ["deepspeed_train.py", "--steps=120", "--step-seconds=0.5"])
+        create_job(custom, namespace, job)
+        wait_phase(custom, namespace, "DeepSpeedJob", "ds", ("Running",), REAL_TIMEOUT)
+        pods = _job_pods(core_v1, namespace, "ds")
+        printed = _sh(sys.executable, "-m", "t9k_sdk.cli", "install", "--no-crds",
+                      "--namespace", ops, "--watch-namespace", namespace)  # fmt: skip
+        _sh(kubectl, "--kubeconfig", kubeconfig, "delete", "--wait", "-f", "-", stdin=printed)
+        assert operator_pods(core_v1, ops) == []
+        # the job and its pods are as they were; the CRDs are there
+        assert job_status(custom, namespace, "DeepSpeedJob", "ds")["phase"] == "Running"
+        assert _job_pods(core_v1, namespace, "ds") == pods
+        client.ApiextensionsV1Api(core_v1.api_client).read_custom_resource_definition(
+            "deepspeedjobs.batch.tensorstack.dev"
+        )
+    with operator_namespace(core_v1, "again") as ops:
+        _install_cli(kubectl, kubeconfig, ops, namespace)
+        wait_phase(custom, namespace, "DeepSpeedJob", "ds", ("Succeeded",), REAL_TIMEOUT)
+        assert _job_pods(core_v1, namespace, "ds") == pods
+        _in_cluster_and_allowed(core_v1, ops, leader(core_v1, ops))

@@ -70,6 +70,12 @@ def add(sub: Subcommands) -> None:
         " namespaces labelled metrics=enabled (docs/operator/security.md)",
     )
     parser.add_argument(
+        "--no-crds",
+        action="store_true",
+        help="leave the CRDs out: to install them separately, or to uninstall the operator and"
+        " keep every job (t9k-sdk install --no-crds | kubectl delete -f -)",
+    )
+    parser.add_argument(
         "--kustomize",
         default=None,
         metavar="DIR",
@@ -103,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
     namespace = DEFAULT_NAMESPACE if args.namespace is None else args.namespace
     if args.kustomize is not None and args.helm_chart is not None:
         raise UsageError("--kustomize and --helm-chart write different trees: give one of them")
+    if args.no_crds and (args.kustomize is not None or args.helm_chart is not None):
+        raise UsageError(
+            "--no-crds applies to the printed install only; the kustomize tree and the Helm"
+            " chart keep the CRDs apart already (base/crds, the chart's crds/)"
+        )
     if args.network_policy and (args.kustomize is not None or args.helm_chart is not None):
         raise UsageError(
             "--network-policy adds to the printed install only; for a kustomize tree or a Helm"
@@ -123,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
             objects = install_manifests(image, namespace, watch_namespace=args.watch_namespace)
             if args.network_policy:
                 objects.append(network_policy(namespace))
+            if args.no_crds:
+                objects = [o for o in objects if o["kind"] != "CustomResourceDefinition"]
             sys.stdout.write(codecs.dump_all_yaml(objects))
             _say_image(image, args.image is None)
             return EXIT_OK
