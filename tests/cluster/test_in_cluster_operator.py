@@ -22,7 +22,7 @@ import pytest
 from kubernetes import client
 
 from t9k_sdk import models
-from t9k_sdk.install import DEFAULT_IMAGE, NAME
+from t9k_sdk.install import DEFAULT_IMAGE, HEALTH_PORT, NAME
 from tests.cluster.incluster_helpers import (
     create_job,
     denied,
@@ -35,7 +35,14 @@ from tests.cluster.incluster_helpers import (
     wait_operator_ready,
     wait_phase,
 )
-from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, scripts_configmap
+from tests.cluster.real_helpers import (
+    REAL_TIMEOUT,
+    RealNode,
+    base_image,
+    logs,
+    placement,
+    scripts_configmap,
+)
 from tests.cluster.test_real_training import deepspeed_job, torchrun_job
 from tools import images, realnode
 from tools.kit import OWNER_LABEL, wait_for
@@ -413,3 +420,102 @@ def test_uninstalling_without_the_crds_leaves_jobs_training_and_a_new_install_ta
         wait_phase(custom, namespace, "DeepSpeedJob", "ds", ("Succeeded",), REAL_TIMEOUT)
         assert _job_pods(core_v1, namespace, "ds") == pods
         _in_cluster_and_allowed(core_v1, ops, leader(core_v1, ops))
+
+
+# A tenant's pod against the operator's health port: 64 connections that send one byte every
+# 3 s and 64 that send header lines without end, each reopened as soon as the server closes it.
+ATTACK = """
+import socket, sys, threading, time
+host, port, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+end = time.monotonic() + seconds
+opened = [0]
+def trickle():
+    while time.monotonic() < end:
+        try:
+            s = socket.create_connection((host, port), timeout=5); opened[0] += 1
+            for b in b"GET /healthz HTTP/1.1\\r\\nHost: x\\r\\n":
+                s.send(bytes([b])); time.sleep(3)
+                if time.monotonic() > end: break
+        except OSError:
+            time.sleep(0.2)
+def stuff():
+    while time.monotonic() < end:
+        try:
+            s = socket.create_connection((host, port), timeout=5); opened[0] += 1
+            s.send(b"GET /healthz HTTP/1.1\\r\\n")
+            while time.monotonic() < end:
+                s.send(b"X-Stuffing: " + b"a" * 1000 + b"\\r\\n")
+        except OSError:
+            time.sleep(0.05)
+threads = [threading.Thread(target=f, daemon=True) for f in [trickle] * 64 + [stuff] * 64]
+for t in threads: t.start()
+time.sleep(seconds + 1)
+print("connections opened", opened[0], flush=True)
+"""
+
+
+def _rss(core_v1: client.CoreV1Api, ops: str, pod: str) -> float:
+    return scrape(core_v1, ops, pod)[("process_resident_memory_bytes", frozenset())]
+
+
+def test_a_pod_flooding_the_health_port_neither_restarts_the_operator_nor_stops_its_work(
+    real_node: RealNode,
+    kubectl: Path,
+    kubeconfig: Path,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+) -> None:
+    with operator_namespace(core_v1, "flood") as ops:
+        _install_cli(kubectl, kubeconfig, ops, namespace)
+        (pod,) = wait_operator_ready(core_v1, ops)
+        name, ip = pod.metadata.name, pod.status.pod_ip
+        time.sleep(5)
+        idle = _rss(core_v1, ops, name)
+        attacker = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "attacker"},
+            "spec": {
+                **placement(),
+                "restartPolicy": "Never",
+                "terminationGracePeriodSeconds": 1,
+                "containers": [
+                    {
+                        "name": "attack",
+                        "image": base_image(),
+                        "imagePullPolicy": "Never",
+                        "command": ["python3", "-c", ATTACK, ip, str(HEALTH_PORT), "45"],
+                    }
+                ],
+            },
+        }
+        core_v1.create_namespaced_pod(namespace, attacker)
+        wait_for(lambda: core_v1.read_namespaced_pod("attacker", namespace).status.phase,
+                 lambda p: p == "Running", "the attacker running", 60)  # fmt: skip
+        time.sleep(5)
+        # another tenant's job, created under attack, is reconciled to its end
+        scripts_configmap(core_v1, namespace)
+        create_job(custom, namespace, torchrun_job("tr", steps=20))
+        answers, peak = [], idle
+        while core_v1.read_namespaced_pod("attacker", namespace).status.phase == "Running":
+            proc = subprocess.run(
+                [str(kubectl), "--kubeconfig", str(kubeconfig), "get", "--raw",
+                 f"/api/v1/namespaces/{ops}/pods/{name}:{HEALTH_PORT}/proxy/healthz"],
+                capture_output=True, text=True, timeout=30, check=False,
+            )  # fmt: skip
+            answers.append(proc.stdout.strip() if proc.returncode == 0 else proc.stderr.strip())
+            peak = max(peak, _rss(core_v1, ops, name))
+            time.sleep(1)
+        assert "connections opened" in logs(core_v1, namespace, "attacker")
+        status = wait_phase(custom, namespace, "GenericJob", "tr", ("Succeeded", "Failed"),
+                            REAL_TIMEOUT)  # fmt: skip
+        assert status["phase"] == "Succeeded"
+        assert len(answers) >= 20
+        assert answers == ["ok"] * len(answers), answers
+        assert peak - idle < 128 * 2**20, (idle, peak)
+        after = core_v1.read_namespaced_pod(name, ops)
+        assert after.status.container_statuses[0].restart_count == 0
+        assert any(c.type == "Ready" and c.status == "True" for c in after.status.conditions)
+        print(f"operator RSS idle {idle / 2**20:.0f} MiB, peak under attack {peak / 2**20:.0f} MiB;"
+              f" {len(answers)} of {len(answers)} /healthz answered")  # fmt: skip
