@@ -5,7 +5,9 @@
 
 1. build the real node's images (tools/images.py; the first run only, with its progress);
 2. start the local cluster with its real node (`tools/cluster.py up`; reused when it runs);
-3. start `t9k-operator` for the namespace `t9k-demo` (reused by the next run);
+3. install the operator in the cluster, as users do (`t9k-sdk install --namespace t9k-system
+   --watch-namespace t9k-demo | kubectl apply --server-side -f -`): its own image, built by
+   `make operator-image`, runs as a pod on the real node (reused by the next run);
 4. apply the jobs and stream the logs of the two training jobs, every rank's lines prefixed,
    while their loss falls; then show every job live until those that can finish have;
 5. print a summary and how to explore what is left running.
@@ -19,13 +21,14 @@ from __future__ import annotations
 
 import queue
 import re
+import subprocess
 import threading
 import time
 import warnings
 from collections.abc import Sequence
 from typing import Any, Final
 
-from t9k_sdk import DeepSpeedJob, TorchrunJob, codecs, models
+from t9k_sdk import DeepSpeedJob, TorchrunJob, codecs, install, models
 from t9k_sdk.client import Client
 from t9k_sdk.client.logs import LogLine
 from t9k_sdk.reconcile.kinds import rules_for
@@ -176,7 +179,9 @@ def demo_jobs(train: str, base: str) -> list[demo.DemoJob]:
     ]
 
 
-def build_images(out: demo.Out) -> tuple[str, str]:
+def build_images(out: demo.Out) -> tuple[str, str, bool]:
+    """The training and base images' names, and whether the operator's image was rebuilt
+    (the sources changed since the last run: its pod is restarted on the new one)."""
     missing = [n for n in image_tool.ORDER if not image_tool.IMAGES[n].built()]
     if missing:
         out.line(
@@ -186,8 +191,70 @@ def build_images(out: demo.Out) -> tuple[str, str]:
     image_tool.build(list(image_tool.ORDER), say=lambda msg: out.line(f"    {msg}"))
     for name in image_tool.ORDER:
         image = image_tool.IMAGES[name]
-        out.line(f"  {name:<6} {image.ref}")
-    return image_tool.IMAGES["train"].ref, image_tool.IMAGES["base"].ref
+        out.line(f"  {name:<8} {image.ref}")
+    out.line(f"  {'':<8} (the operator's is also named {image_tool.release_ref()}, as released)")
+    train, base = image_tool.IMAGES["train"].ref, image_tool.IMAGES["base"].ref
+    return train, base, "operator" in missing
+
+
+OPERATOR_NAMESPACE: Final = "t9k-system"
+# The demo's cluster keeps its real node for pods that ask for it (a taint); these annotations
+# of the operator's namespace ask for it on the operator's behalf (the API server's
+# PodNodeSelector and PodTolerationRestriction plugins), so the install is applied unmodified.
+# A cluster of your own needs neither.
+PLACEMENT: Final = {
+    "scheduler.alpha.kubernetes.io/node-selector": "=".join(cluster_tool.realnode.NODE_LABEL),
+    "scheduler.alpha.kubernetes.io/defaultTolerations": (
+        f'[{{"key":"{cluster_tool.realnode.TAINT_KEY}","operator":"Exists","effect":"NoSchedule"}}]'
+    ),
+}
+
+
+def _kubectl(*args: str, stdin: str | None = None, timeout: float = 120) -> str:
+    kubectl = cluster_tool.binary_dir(build=False) / "kubectl"
+    proc = subprocess.run(
+        [str(kubectl), "--kubeconfig", str(cluster_tool.KUBECONFIG), *args],
+        input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise demo.DemoError(f"kubectl {' '.join(args[:3])} failed:\n{proc.stderr.strip()}")
+    return proc.stdout
+
+
+def install_operator(out: demo.Out, kube: demo.DemoCluster, restart: bool) -> None:
+    """The operator as users run it: its image in the cluster, installed by `t9k-sdk install`."""
+    if demo.running_operator() is not None:  # a host operator an older `make demo` started
+        out.line("  stopping the host operator an older make demo started")
+        demo.stop_operator()
+    body = {"metadata": {"name": OPERATOR_NAMESPACE, "annotations": PLACEMENT}}
+    try:
+        kube.raw.request("POST", "/api/v1/namespaces", body=body, what="create t9k-system")
+    except demo.ApiError as err:
+        if not err.already_exists:
+            raise
+    command = (
+        f"t9k-sdk install --namespace {OPERATOR_NAMESPACE} --watch-namespace {demo.NAMESPACE}"
+        " | kubectl apply --server-side -f -"
+    )
+    out.line(f"  {command}")
+    printed = subprocess.run(
+        [str(demo.BIN / "t9k-sdk"), "install", "--namespace", OPERATOR_NAMESPACE,
+         "--watch-namespace", demo.NAMESPACE],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    out.line(f"  {printed.stderr.strip()}")
+    _kubectl("apply", "--server-side", "-f", "-", stdin=printed.stdout)
+    deployment = f"deployment/{install.NAME}"
+    if restart:
+        _kubectl("-n", OPERATOR_NAMESPACE, "rollout", "restart", deployment)
+    _kubectl("-n", OPERATOR_NAMESPACE, "rollout", "status", deployment, "--timeout=180s",
+             timeout=200)  # fmt: skip
+    pod = _kubectl(
+        "-n", OPERATOR_NAMESPACE, "get", "pods", "-l", f"app.kubernetes.io/name={install.NAME}",
+        "--field-selector=status.phase=Running", "-o", "jsonpath={.items[0].metadata.name}",
+    )  # fmt: skip
+    out.line(f"  the operator runs as pod {OPERATOR_NAMESPACE}/{pod} on the real node,")
+    out.line(f"  with its ServiceAccount's token; it reconciles the jobs of {demo.NAMESPACE}")
 
 
 def scripts_configmap(kube: demo.DemoCluster) -> None:
@@ -224,7 +291,8 @@ def stream_training(out: demo.Out, client: Client, timeout: float) -> None:
         except queue.Empty:
             raise demo.DemoError(
                 f"{', '.join(sorted(open_streams))} still running after {timeout:.0f}s;"
-                f" read {demo.rel(demo.OPERATOR_LOG)}"
+                f" read the operator's log: kubectl -n {OPERATOR_NAMESPACE} logs"
+                f" deployment/{install.NAME}"
             ) from None
         if line is None:
             open_streams.discard(name)
@@ -250,8 +318,9 @@ def explore(out: demo.Out) -> None:
         f"{kubectl} -n {demo.NAMESPACE} exec deepspeed-debug-worker-0 -- deepspeed --hostfile"
         " /t9k/hostfile --master_addr deepspeed-debug-worker-0.deepspeed-debug"
         " deepspeed_train.py --steps=5",
-        f"tail -f {demo.rel(demo.OPERATOR_LOG)}",
-        "make cluster-down   # stops the operator, the real node and the cluster; removes .cluster/",
+        f"{kubectl} -n {OPERATOR_NAMESPACE} logs -f deployment/{install.NAME}   # the operator",
+        "make cluster-down   # stops the cluster, its real node and the operator's pod; removes"
+        " .cluster/",
     ):
         out.line(f"    {line}")
 
@@ -260,14 +329,14 @@ def main(out: demo.Out, restart_operator: bool, timeout: float) -> int:
     t0 = time.monotonic()
     steps = 5
     out.step(1, steps, "Build the real node's images (or reuse them)")
-    train, base = build_images(out)
+    train, base, rebuilt = build_images(out)
     out.step(2, steps, "Start the local cluster with its real node (or reuse it)")
     demo.cluster_up(out)
     client = Client(kubeconfig=cluster_tool.KUBECONFIG, namespace=demo.NAMESPACE)
     kube = demo.DemoCluster(client)
-    out.step(3, steps, "Start the operator (or reuse it)")
+    out.step(3, steps, "Install the operator in the cluster (or reuse it)")
     kube.ensure_namespace()
-    demo.start_operator(out, restart_operator)
+    install_operator(out, kube, restart_operator or rebuilt)
     out.step(4, steps, f"Train: apply the jobs to namespace {demo.NAMESPACE} and follow them")
     jobs = demo_jobs(train, base)
     scripts_configmap(kube)

@@ -25,6 +25,10 @@ def test_make_demo_trains_and_shows_the_loss_of_every_job(real_node: RealNode) -
     )
     out = proc.stdout
     assert proc.returncode == 0, out[-5000:] + proc.stderr[-2000:]
+    # the operator runs in the cluster, from its image, installed as a user installs it
+    assert "| kubectl apply --server-side -f -" in out
+    assert re.search(r"^  the operator runs as pod t9k-system/t9k-operator-\S+ on the real node,",
+                     out, re.M), out[:3000]  # fmt: skip
     # both training jobs' logs streamed, every rank's line prefixed with its job and replica
     for rank in range(4):
         assert re.search(rf"^  \[torchrun-ddp/worker-[01]\]\s+rank={rank} world_size=4", out, re.M)
