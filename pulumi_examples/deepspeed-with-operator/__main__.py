@@ -1,6 +1,6 @@
 """The T9k operator and a DeepSpeedJob in one stack; the job is created once the CRDs exist.
 
-Usage: `pulumi config set operatorImage <your registry>/t9k-operator:0.1.0`, then `pulumi up`
+Usage: `pulumi up` (the release's operator image; `pulumi config set operatorImage ...` names another)
 (README.md: every setting, and running it against the local test cluster).
 """
 

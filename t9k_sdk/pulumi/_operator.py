@@ -18,7 +18,7 @@ class T9kOperatorArgs(TypedDict, total=False):
     """Inputs of `t9k_sdk.pulumi.T9kOperator`; every key is optional."""
 
     image: pulumi.Input[str]
-    """The operator image (built from operator/Dockerfile); default `t9k-operator:<version>`.
+    """The operator image; default the release's, `ghcr.io/t9k/t9k-operator:<version>`.
     May be another resource's Output, such as the image a `docker.Image` of the stack builds."""
     namespace: pulumi.Input[str]
     """Namespace of the ServiceAccount and the Deployment; default "t9k-system"."""

@@ -168,7 +168,7 @@ def test_the_base_takes_a_kustomize_image_override(kubectl: Path, tmp_path: Path
     mine = downstream(
         tmp_path,
         KUSTOMIZE / "base",
-        "images:\n- name: t9k-operator\n  newName: registry.example.com/t9k/op\n  newTag: '1.2'\n",
+        "images:\n- name: ghcr.io/t9k/t9k-operator\n  newName: registry.example.com/t9k/op\n  newTag: '1.2'\n",
     )
     assert_same_objects(
         kustomize(kubectl, mine), t9k_install("--image", "registry.example.com/t9k/op:1.2")
@@ -180,7 +180,7 @@ def test_an_image_pinned_by_digest_through_kustomize(kubectl: Path, tmp_path: Pa
     mine = downstream(
         tmp_path,
         KUSTOMIZE / "overlays" / "cluster-wide",
-        f"images:\n- name: t9k-operator\n  newName: registry.example.com/op\n  digest: {digest}\n",
+        f"images:\n- name: ghcr.io/t9k/t9k-operator\n  newName: registry.example.com/op\n  digest: {digest}\n",
     )
     assert_same_objects(
         kustomize(kubectl, mine), t9k_install("--image", f"registry.example.com/op@{digest}")
@@ -292,7 +292,7 @@ def test_the_cluster_wide_overlay_applies_for_real_under_a_users_kustomization(
     mine = downstream(
         tmp_path,
         KUSTOMIZE / "overlays" / "cluster-wide",
-        f"namespace: {operator_ns}\nimages:\n- name: t9k-operator\n"
+        f"namespace: {operator_ns}\nimages:\n- name: ghcr.io/t9k/t9k-operator\n"
         "  newName: registry.example.com/t9k-operator\n  newTag: '9.9'\n",
     )
     rbac = client.RbacAuthorizationV1Api(api_client)
