@@ -5,16 +5,37 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from tests.cluster.real_helpers import RealNode
+from tools.kit import wait_for
 
 pytestmark = pytest.mark.realnode
 DEMO = Path(__file__).resolve().parents[2] / "tools" / "demo.py"
 
 
+@pytest.fixture
+def _demo_operator_removed(core_v1: client.CoreV1Api) -> Iterator[None]:
+    """The demo leaves its operator installed in t9k-system, as it should for a user; the tests
+    after this one install into t9k-system themselves, so it goes, and is waited for."""
+    yield
+
+    def gone() -> bool:
+        try:
+            core_v1.delete_namespace("t9k-system")
+        except ApiException as err:
+            return err.status == 404
+        return False
+
+    wait_for(gone, bool, "the demo's namespace t9k-system to be gone", 120)
+
+
+@pytest.mark.usefixtures("_demo_operator_removed")
 def test_make_demo_trains_and_shows_the_loss_of_every_job(real_node: RealNode) -> None:
     proc = subprocess.run(
         [sys.executable, str(DEMO), "--restart-operator"],

@@ -341,7 +341,7 @@ def test_helm_lint_passes_strict(helm: Path, helm_env: dict[str, str]) -> None:
         ),
         (
             ("--set", "image.digest=sha256:" + "ab" * 32),
-            ("--image", "t9k-operator@sha256:" + "ab" * 32),
+            ("--image", "ghcr.io/t9k/t9k-operator@sha256:" + "ab" * 32),
         ),
         (
             ("--set", "networkPolicy=true", "--set", "namespace=ops"),
@@ -464,7 +464,7 @@ def test_helm_install_upgrade_and_uninstall_for_real(
         _run(helm, "install", release, CHART, *helm_args, *values, env=helm_env)
         deployment = apps.read_namespaced_deployment("t9k-operator", operator_ns)
         (container,) = deployment.spec.template.spec.containers
-        assert container.image == "t9k-operator:9.9"
+        assert container.image == "ghcr.io/t9k/t9k-operator:9.9"
         assert (f"--namespace={namespace}" in container.args) is watch
         assert deployment.metadata.annotations["meta.helm.sh/release-name"] == release
         if watch:
@@ -489,7 +489,7 @@ def test_helm_install_upgrade_and_uninstall_for_real(
         )  # fmt: skip
         deployment = apps.read_namespaced_deployment("t9k-operator", operator_ns)
         assert deployment.spec.replicas == 2
-        assert deployment.spec.template.spec.containers[0].image == "t9k-operator:9.9"
+        assert deployment.spec.template.spec.containers[0].image == "ghcr.io/t9k/t9k-operator:9.9"
 
         _run(helm, "uninstall", release, *helm_args, "--wait", env=helm_env)
         with pytest.raises(client.ApiException) as gone:
