@@ -160,6 +160,10 @@ def operator_log(core_v1: client.CoreV1Api, ops: str, pod: str) -> list[dict[str
     return out
 
 
+# how the operator logs a refused request (`... : 403 Forbidden`, the API server's "is forbidden")
+_DENIED = re.compile(r"\b403 Forbidden\b|\bforbidden\b", re.IGNORECASE)
+
+
 def denied(lines: list[dict[str, Any]]) -> list[str]:
     """Log lines that report a request the API server refused (403)."""
-    return [json.dumps(x) for x in lines if re.search(r"\b403\b|[Ff]orbidden", json.dumps(x))]
+    return [json.dumps(x) for x in lines if re.search(_DENIED, json.dumps(x))]
