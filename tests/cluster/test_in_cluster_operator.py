@@ -9,6 +9,7 @@ it with its ServiceAccount's CA, as on any cluster.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -20,10 +21,12 @@ from typing import Any
 
 import pytest
 from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk import models
 from t9k_sdk.install import DEFAULT_IMAGE, HEALTH_PORT, NAME
 from tests.cluster.incluster_helpers import (
+    PLACEMENT,
     create_job,
     denied,
     job_status,
@@ -519,3 +522,51 @@ def test_a_pod_flooding_the_health_port_neither_restarts_the_operator_nor_stops_
         assert any(c.type == "Ready" and c.status == "True" for c in after.status.conditions)
         print(f"operator RSS idle {idle / 2**20:.0f} MiB, peak under attack {peak / 2**20:.0f} MiB;"
               f" {len(answers)} of {len(answers)} /healthz answered")  # fmt: skip
+
+
+def test_the_gitops_examples_operator_overlay_applied_with_kubectl_trains(
+    real_node: RealNode,
+    kubectl: Path,
+    kubeconfig: Path,
+    core_v1: client.CoreV1Api,
+    custom: client.CustomObjectsApi,
+    namespace: str,
+    tmp_path: Path,
+) -> None:
+    """examples/gitops/platform/t9k-operator as Argo CD or Flux would apply it, under the two
+    changes a shared test cluster needs, made the way a platform repository makes them (a
+    kustomization on top): the image mirror it names is the release here, and the operator
+    reconciles the test's namespace only (the overlay is cluster-wide; other tests' jobs are
+    not its business)."""
+    overlay = REPO / "examples" / "gitops" / "platform" / "t9k-operator"
+    (tmp_path / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+        f"resources:\n- {os.path.relpath(overlay, tmp_path)}\n"
+        "images:\n- name: registry.example.com/platform/t9k-operator\n"
+        f"  newName: {DEFAULT_IMAGE.rsplit(':', 1)[0]}\n  newTag: '{DEFAULT_IMAGE.rsplit(':', 1)[1]}'\n"
+        "patches:\n- target: {kind: Deployment, name: t9k-operator}\n  patch: |\n"
+        "    - op: add\n      path: /spec/template/spec/containers/0/args/-\n"
+        f"      value: --namespace={namespace}\n"
+    )  # fmt: skip
+    rbac = client.RbacAuthorizationV1Api(core_v1.api_client)
+    body = {"metadata": {"name": "t9k-system", "annotations": PLACEMENT}}
+    core_v1.create_namespace(body)
+    try:
+        _sh(kubectl, "--kubeconfig", kubeconfig, "apply", "--server-side", "-k", tmp_path)
+        pod = _trains(core_v1, custom, "t9k-system", namespace)
+        _in_cluster_and_allowed(core_v1, "t9k-system", pod)
+    finally:
+        for delete in (rbac.delete_cluster_role_binding, rbac.delete_cluster_role):
+            with contextlib.suppress(ApiException):
+                delete(NAME)
+        with contextlib.suppress(ApiException):
+            core_v1.delete_namespace("t9k-system")
+        wait_for(lambda: _gone(core_v1, "t9k-system"), bool, "t9k-system deleted", 120)
+
+
+def _gone(core_v1: client.CoreV1Api, name: str) -> bool:
+    try:
+        core_v1.read_namespace(name)
+    except ApiException as err:
+        return bool(err.status == 404)
+    return False
