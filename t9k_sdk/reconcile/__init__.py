@@ -20,7 +20,8 @@ from t9k_sdk._lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from t9k_sdk.reconcile.children import Children, desired_children
-    from t9k_sdk.reconcile.core import reconcile, restart_allowed
+    from t9k_sdk.reconcile.core import reconcile
+    from t9k_sdk.reconcile.policies.restart import restart_allowed
     from t9k_sdk.reconcile.types import (
         ChildFailure,
         Deletion,
@@ -37,7 +38,7 @@ if not TYPE_CHECKING:
         globals(),
         {
             "reconcile": "t9k_sdk.reconcile.core",
-            "restart_allowed": "t9k_sdk.reconcile.core",
+            "restart_allowed": "t9k_sdk.reconcile.policies.restart",
             "Children": "t9k_sdk.reconcile.children",
             "desired_children": "t9k_sdk.reconcile.children",
             **dict.fromkeys(

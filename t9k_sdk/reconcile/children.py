@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.reconcile.kinds import Mode, rules_for
+from t9k_sdk.reconcile.kinds import KindRules, Mode, rules_for
 from t9k_sdk.reconcile.types import Manifest
 
-__all__ = ["Children", "desired_children", "iter_desired_children"]
+__all__ = ["Children", "desired_children", "desired_others", "iter_desired_children"]
 
 
 @dataclass(frozen=True)
@@ -59,3 +59,19 @@ def desired_children(job: AnyJob, *, ssh_key: tuple[str, str] | None = None) -> 
         secrets=tuple(by_kind.get("Secret", ())),
         pod_groups=tuple(by_kind.get("PodGroup", ())),
     )
+
+
+def desired_others(
+    rules: KindRules, ssh_key: tuple[str, str] | None, *, services: bool = True
+) -> list[Manifest]:
+    """The children of a job other than its pods, as its spec asks for them (without its
+    services when `services` is False): what a reconcile pass keeps in line."""
+    desired: list[Manifest] = [
+        *(rules.services() if services else ()),
+        *rules.config_maps(),
+        *rules.secrets(ssh_key),
+    ]
+    group = rules.pod_group()
+    if group is not None:
+        desired.append(group)
+    return desired

@@ -2,7 +2,7 @@
 `t9k-sdk wait` say about real jobs of the three kinds in every state, on the local control plane.
 
 The states and how they are reached: tests/cluster/job_states.py. The contract: the table in
-t9k_sdk/reconcile/conditions.py (docs/operator/semantics.md, "Health for GitOps tools").
+t9k_sdk/reconcile/status/conditions.py (docs/operator/semantics.md, "Health for GitOps tools").
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ sim.py), until a pass plans nothing. Invariants:
   most 63;
 * **health as GitOps tools read it**: once settled, status.observedGeneration is the job's
   generation and Ready/Reconciling/Stalled agree with the phase (the table in
-  t9k_sdk/reconcile/conditions.py); a spec edit that changes nothing else ("edit") is exactly one
+  t9k_sdk/reconcile/status/conditions.py); a spec edit that changes nothing else ("edit") is exactly one
   status write, of the new observedGeneration alone.
 """
 

@@ -1,6 +1,6 @@
 """Ready, Reconciling, Stalled and observedGeneration: the status GitOps tools read (pure core).
 
-The table is in t9k_sdk/reconcile/conditions.py; tests/cluster/test_kstatus.py runs the real kstatus
+The table is in t9k_sdk/reconcile/status/conditions.py; tests/cluster/test_kstatus.py runs the real kstatus
 on live jobs in each state.
 """
 

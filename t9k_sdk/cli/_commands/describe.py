@@ -166,7 +166,7 @@ def spec_summary(job: AnyJob) -> list[str]:
         lines.append("run mode: paused (spec.runMode.pause.enabled)")
     if mode.debug is not None and mode.debug.enabled:
         lines.append("run mode: debug (pods start without the training command)")
-    scheduler = rules.scheduler()
+    scheduler = job.spec.scheduler.t9k_scheduler if job.spec.scheduler else None
     if scheduler is not None:
         lines.append(f"scheduler: t9k-scheduler, queue {scheduler.queue}")
     return lines

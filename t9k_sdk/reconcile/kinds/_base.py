@@ -20,6 +20,7 @@ from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._conventions import Slot
 from t9k_sdk.codecs import AnyJob
+from t9k_sdk.reconcile import scheduling
 from t9k_sdk.reconcile.types import Manifest
 
 __all__ = ["KindRules", "Mode", "ReplicaGroup", "owner_reference"]
@@ -118,13 +119,6 @@ class KindRules:
         return {g.type: g for g in self.groups()}
 
     @_once
-    def _scheduler_labels(self) -> dict[str, str]:
-        sched = self.scheduler()
-        if sched is None:
-            return {}
-        return {conventions.SCHED_GROUP: self.job.name, conventions.SCHED_QUEUE: sched.queue}
-
-    @_once
     def _owner_reference(self) -> dict[str, Any]:
         return owner_reference(self.job)
 
@@ -132,12 +126,9 @@ class KindRules:
         spec = self.job.spec
         return spec.run_mode or models.RunMode()
 
-    def scheduler(self) -> models.T9kScheduler | None:
-        policy = self.job.spec.scheduler
-        return policy.t9k_scheduler if policy else None
-
     def min_member(self) -> int:
-        """PodGroup minMember: every replica must be placed together."""
+        """The gang (PodGroup minMember, `t9k_sdk.reconcile.scheduling`): every replica must be
+        placed together."""
         return sum(g.count for g in self.groups())
 
     def is_master(self, slot: Slot) -> bool:
@@ -163,9 +154,7 @@ class KindRules:
             out[conventions.REPLICA_NAME] = slot.name
             if self.is_master(slot):
                 out[conventions.JOB_ROLE] = "master"
-            if sched := self._scheduler_labels():
-                out.update(sched)
-                out[conventions.SCHED_ROLE] = slot.replica_type
+            out.update(scheduling.pod_labels(self.job, slot.replica_type))
         return out
 
     def _meta(self, name: str, slot: Slot | None, template: o.Meta | None = None) -> dict[str, Any]:
@@ -190,8 +179,7 @@ class KindRules:
         self.customize(spec, slot)
         self._apply_mode(spec, slot, group, mode)
         spec["restartPolicy"] = "Never"  # the controller decides restarts
-        if self.scheduler() is not None:
-            spec["schedulerName"] = conventions.T9K_SCHEDULER
+        scheduling.place_pod(self.job, spec)
         meta = self._meta(slot.name, slot, o.meta(template))
         extra = self.pod_annotations(slot)
         if extra:
@@ -293,17 +281,8 @@ class KindRules:
         return []
 
     def pod_group(self) -> Manifest | None:
-        sched = self.scheduler()
-        if sched is None:
-            return None
-        spec: dict[str, Any] = {"minMember": self.min_member(), "queue": sched.queue}
-        spec["priority"] = sched.priority if sched.priority is not None else 0
-        return {
-            "apiVersion": conventions.PODGROUP_API_VERSION,
-            "kind": "PodGroup",
-            "metadata": self._meta(self.job.name, None),
-            "spec": spec,
-        }
+        """The job's PodGroup, if a T9k scheduler places it (`t9k_sdk.reconcile.scheduling`)."""
+        return scheduling.pod_group(self.job, self.min_member(), self._meta(self.job.name, None))
 
     # -- outcome --------------------------------------------------------------------------------
 

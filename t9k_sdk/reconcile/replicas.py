@@ -1,0 +1,177 @@
+"""The walk over a job's replicas: for each slot, what its pod needs, asking the policies.
+
+Per replica slot (`<job>-<type>-<index>`) of an active job, given the pod that exists (if any)
+and what the last status recorded for that slot:
+
+| pod                      | last status          | decision                                         |
+|--------------------------|----------------------|--------------------------------------------------|
+| none                     | none / not finished  | create it                                        |
+| none                     | Succeeded / Failed   | restart allowed: create it, count one restart;   |
+|                          |                      | otherwise the replica has finished for good      |
+| finished                 | any                  | restart allowed: delete it (it is recreated next |
+|                          |                      | pass); otherwise finished for good               |
+| being deleted            | any                  | wait                                             |
+| pending / running        | any                  | nothing (or relaunch it, if the kind says so)    |
+
+Before a missing pod is created, in this order: a conflict blocks every create
+(`policies.conflicts`), a launcher waits for its workers (`policies.launch`), a full batch leaves
+it for the next pass (`policies.batching`). Whether a replica restarts is `policies.restart`'s.
+"""
+
+from __future__ import annotations
+
+from t9k_sdk._conventions import Slot
+from t9k_sdk._job_status import ReplicaEntry
+from t9k_sdk.models import ReplicaPhase
+from t9k_sdk.reconcile.kinds import Mode
+from t9k_sdk.reconcile.observe import PodView
+from t9k_sdk.reconcile.policies import batching, launch, restart
+from t9k_sdk.reconcile.state import FINISHED, PassState, ended, entry_of
+from t9k_sdk.reconcile.types import Deletion, Event
+
+__all__ = ["active_replica", "finished_replica"]
+
+
+def active_replica(state: PassState, slot: Slot, mode: Mode) -> None:
+    """Decide for the replica of `slot` of a job that is neither finished nor paused."""
+    pod = state.pods.get(slot.name)
+    if pod is None:
+        _missing(state, slot, mode)
+    elif pod.terminating:
+        _being_deleted(state, slot, pod)
+    else:
+        _present(state, slot, pod)
+
+
+def _missing(state: PassState, slot: Slot, mode: Mode) -> None:
+    prev = state.prev_entries.get(slot.name)
+    if state.blocked:  # a foreign object holds a name: create nothing
+        if prev is not None:
+            state.entries[slot.name] = prev.raw
+        return
+    ended_before = prev is not None and prev.phase in FINISHED
+    restarts = (
+        prev is not None
+        and ended_before
+        and restart.allowed(state, slot, prev.phase, prev.exit_code)
+    )
+    if mode != "debug" and (waiting := state.rules.launch_waits_for(slot)):
+        if prev is None or not ended_before:
+            pending: ReplicaEntry = {"name": slot.name, "phase": ReplicaPhase.PENDING.value}
+            launch.hold_back(state, slot, waiting, pending)
+            return
+        if restarts:
+            launch.hold_back(state, slot, waiting, prev.raw)
+            restart.hold(state, slot)
+            return
+    if batching.full(state):  # a pod to create waits for the next pass
+        if prev is None or not ended_before:
+            state.deferred += 1
+            state.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.CREATING.value}
+            return
+        if restarts:
+            state.deferred += 1  # as a pod deleted for a restart: pending, not yet counted
+            state.entries[slot.name] = prev.raw
+            restart.hold(state, slot)
+            return
+    if prev is None or not ended_before:
+        batching.plan_pod(state, slot, mode, "missing")
+        # Recorded by the operator only once the create went through (a refused create is
+        # planned again, and so is its Event).
+        state.events.append(
+            Event(
+                "Normal",
+                "SuccessfulCreatePod",
+                f"Created pod: {slot.name}",
+                after=f"create Pod/{slot.name}",
+            )
+        )
+    elif restarts:
+        restart.count(state, slot)
+        batching.plan_pod(state, slot, mode, f"restart after {prev.phase.lower()}")
+        state.events.append(
+            Event(
+                "Normal",
+                "RestartedPod",
+                f"Recreated pod {slot.name} after it {ended(prev.phase, prev.exit_code)}",
+                after=f"create Pod/{slot.name}",
+            )
+        )
+    else:
+        _finished_for_good(state, slot, prev.raw, prev.phase, prev.exit_code)
+
+
+def _being_deleted(state: PassState, slot: Slot, pod: PodView) -> None:
+    prev = state.prev_entries.get(slot.name)
+    if prev is None or prev.phase not in FINISHED or prev.uid != pod.uid:
+        state.entries[slot.name] = entry_of(slot, pod)
+        return
+    # deleted for a restart: keep the outcome until the replacement is planned
+    state.entries[slot.name] = prev.raw
+    if restart.allowed(state, slot, prev.phase, prev.exit_code):
+        restart.hold(state, slot)
+    else:
+        _finished_for_good(state, slot, prev.raw, prev.phase, prev.exit_code)
+
+
+def _present(state: PassState, slot: Slot, pod: PodView) -> None:
+    entry = entry_of(slot, pod)
+    state.entries[slot.name] = entry
+    why = None if pod.finished else state.rules.outdated(slot, pod.annotations)
+    if why is not None:
+        state.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, "relaunch"))
+        state.notes.append(f"delete pod {pod.name}: {why}")
+        state.events.append(
+            Event(
+                "Normal",
+                "Relaunching",
+                f"Relaunching pod {pod.name}: {why}",
+                after=f"delete Pod/{pod.name}",
+            )
+        )
+        return
+    if not pod.finished:
+        return
+    outcome = pod.phase.value
+    if not restart.allowed(state, slot, outcome, pod.exit_code):
+        _finished_for_good(state, slot, entry, outcome, pod.exit_code)
+        return
+    restart.hold(state, slot)
+    state.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, "restart", grace_period_seconds=0))
+    how = ended(outcome, pod.exit_code)
+    state.notes.append(f"delete pod {pod.name}: restart after it {how}")
+    policy = state.rules.group(slot.replica_type).policy
+    state.events.append(
+        Event(
+            "Warning" if outcome == ReplicaPhase.FAILED.value else "Normal",
+            "RestartingPod",
+            f"Pod {pod.name} {how}; restarting it ({policy.value} policy)",
+            after=f"delete Pod/{pod.name}",
+        )
+    )
+
+
+def _finished_for_good(
+    state: PassState, slot: Slot, entry: ReplicaEntry, outcome: str, code: int | None
+) -> None:
+    state.entries[slot.name] = {**entry}
+    state.final[slot.name] = outcome
+    if outcome == ReplicaPhase.FAILED.value:
+        state.failed_codes[slot.name] = code
+
+
+def finished_replica(state: PassState, slot: Slot) -> None:
+    """The status entry of a replica of a job that had finished: Deleted once its pod is gone
+    or going."""
+    pod = state.pods.get(slot.name)
+    prev = state.prev_entries.get(slot.name)
+    deleted = ReplicaPhase.DELETED.value
+    if pod is not None:
+        entry = entry_of(slot, pod)
+        if pod.terminating and prev is not None:
+            entry = {**prev.raw, "phase": deleted}
+        state.entries[slot.name] = entry
+    elif prev is not None:
+        state.entries[slot.name] = (
+            prev.raw if prev.phase == deleted else {**prev.raw, "phase": deleted}
+        )
