@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import queue
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -30,9 +29,10 @@ from t9k_sdk import codecs, models
 from t9k_sdk._kube import config
 from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import EVENTS, PODS, Resource
-from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient, Response
+from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient
 from t9k_sdk._objects import parse_time
 from t9k_sdk.client._api import Api, client_error
+from t9k_sdk.client._log_feed import ApiLogSource, JobPodFeed, replica_order
 from t9k_sdk.client._watch import Watcher, WatchEvent
 from t9k_sdk.client.diagnosis import Finding, PodInfo, diagnose, pod_info
 from t9k_sdk.client.errors import (
@@ -64,13 +64,7 @@ from t9k_sdk.client.job_state import (
     sort_events,
 )
 from t9k_sdk.client.kinds import KINDS, JobKind, KindLike, resolve_kind
-from t9k_sdk.client.logs import (
-    LogLine,
-    LogStream,
-    LogUnavailableError,
-    PodSnapshot,
-    follow_logs,
-)
+from t9k_sdk.client.logs import LogLine, PodSnapshot, follow_logs
 from t9k_sdk.codecs import AnyJob, Buildable
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 
@@ -752,7 +746,7 @@ class Client:
         )
         return sorted(
             (dict(p) for p in o.items(data)),
-            key=lambda p: _replica_order(p),
+            key=lambda p: replica_order(p),
         )
 
     def pods(
@@ -877,11 +871,13 @@ class Client:
                     f"{k.kind} {name!r} has no replica index {index}"
                     f"{' of type ' + repr(replica_type) if replica_type else ''} (indices: {span})"
                 )
-        source = _ApiLogSource(self._api, ns)
+        source = ApiLogSource(self._api, ns)
         if o.phase(job) in TERMINAL_PHASES:
             follow = False  # nothing more will come: read what there is (or say why not)
         if follow:
-            feed: _JobPodFeed | list[PodSnapshot] = _JobPodFeed(self, k, name, ns)
+            feed: JobPodFeed | list[PodSnapshot] = JobPodFeed(
+                self._api, k, name, ns, lambda: self._pods(k, name, ns)
+            )
         else:
             pods = self._pods(k, name, ns)
             feed = [PodSnapshot(pods, final=True)]
@@ -935,16 +931,6 @@ def _key(k: JobKind, obj: Mapping[str, Any]) -> tuple[str, str, str]:
     return (k.kind, *o.key(obj))
 
 
-def _replica_order(pod: Mapping[str, Any]) -> tuple[str, int, str]:
-    meta = o.meta(pod)
-    index = meta.labels.get(conventions.REPLICA_INDEX, "")
-    return (
-        str(meta.labels.get(conventions.REPLICA_TYPE, "")),
-        int(index) if str(index).isdigit() else -1,
-        meta.name,
-    )
-
-
 def _apply_manifest(job: JobLike) -> dict[str, Any]:
     """The manifest to apply: validated by the SDK, server-set fields and status removed."""
     if isinstance(job, Mapping):
@@ -961,145 +947,3 @@ def _apply_manifest(job: JobLike) -> dict[str, Any]:
     if not o.meta(manifest).name:
         raise ClientError(f"{o.kind(manifest)} has no metadata.name; apply needs one")
     return manifest
-
-
-# -- log streaming from the API server -----------------------------------------------------------
-
-
-class _HttpLogStream:
-    """One container's log, streamed by the API server from the node's kubelet."""
-
-    def __init__(self, response: Response, server: str) -> None:
-        self._response = response
-        self._server = server
-        self._closed = threading.Event()
-
-    def __iter__(self) -> Iterator[str]:
-        try:
-            for line in self._response.lines():
-                yield line.decode("utf-8", "replace").rstrip("\r")
-        except ApiError as exc:  # the stream broke off (a closed one ends quietly)
-            if not self._closed.is_set():
-                raise client_error(exc, self._server) from None
-        except Exception:
-            if not self._closed.is_set():
-                raise
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        if not self._closed.is_set():
-            self._closed.set()
-            self._response.close()
-
-
-_NOT_STARTED = ("waiting to start", "ContainerCreating", "PodInitializing", "is not available")
-
-
-class _ApiLogSource:
-    """Container logs through `GET /api/v1/namespaces/NS/pods/POD/log`."""
-
-    def __init__(self, api: Api, namespace: str) -> None:
-        self.api = api
-        self.namespace = namespace
-
-    def open(
-        self, pod: str, container: str, *, follow: bool, tail: int | None, timestamps: bool
-    ) -> LogStream:
-        url = PODS.path(self.namespace, pod, "log")
-        query = {
-            "container": container,
-            "follow": follow,
-            "tailLines": tail,
-            "timestamps": timestamps or None,
-        }
-        try:
-            response = self.api.call("GET", url, query=query, stream=True)
-        except ApiError as exc:
-            if exc.unreachable:
-                raise client_error(exc, self.api.server) from None
-            message = exc.message or exc.reason or str(exc.status)
-            if exc.status == 404:
-                raise LogUnavailableError("the pod no longer exists") from None
-            if exc.status == 400 and any(s in message for s in _NOT_STARTED):
-                raise LogUnavailableError(message, retry=True) from None
-            if "dial tcp" in message or "connection refused" in message:
-                message = (
-                    "the API server could not reach the kubelet of the pod's node" f" ({message})"
-                )
-            raise LogUnavailableError(message) from None
-        return _HttpLogStream(response, self.api.server)
-
-
-class _JobPodFeed:
-    """Snapshots of a job's pods as they change; the last is `final` once the job finished."""
-
-    def __init__(self, client: Client, kind: JobKind, name: str, namespace: str) -> None:
-        self.client = client
-        self.kind = kind
-        self.name = name
-        self.namespace = namespace
-        self._sink: queue.Queue[WatchEvent] = queue.Queue()
-        self._closed = threading.Event()
-        api = client._api
-        self._pods = Watcher(
-            api,
-            client._core_url(namespace, PODS),
-            self._sink,
-            source="pods",
-            label_selector=conventions.child_selector(kind.kind, name),
-        )
-        self._job = Watcher(
-            api,
-            client._jobs_url(kind, namespace),
-            self._sink,
-            source="job",
-            field_selector=f"metadata.name={name}",
-        )
-
-    def close(self) -> None:
-        self._closed.set()
-        self._pods.close()
-        self._job.close()
-        self._sink.put(WatchEvent("CLOSED"))
-
-    def __iter__(self) -> Iterator[PodSnapshot]:
-        self._pods.start()
-        self._job.start()
-        pods: dict[str, dict[str, Any]] = {}
-        pods_synced = False
-        finished = False
-        try:
-            while not self._closed.is_set():
-                event = self._sink.get()
-                if event.type == "CLOSED":
-                    return
-                if event.type == "ERROR" and event.error is not None:
-                    raise event.error
-                if event.source == "pods":
-                    if event.type == "SYNC":
-                        pods = {o.meta(p).name: p for p in event.objects}
-                        pods_synced = True
-                    elif event.type == "DELETED":
-                        name = o.meta(event.obj).name
-                        if name in pods and o.meta(pods[name]).uid == o.meta(event.obj).uid:
-                            pods.pop(name)
-                    else:
-                        pods[o.meta(event.obj).name] = event.obj
-                else:
-                    objects = event.objects if event.type == "SYNC" else [event.obj]
-                    if event.type == "DELETED" or not objects:
-                        finished = True
-                    else:
-                        finished = o.phase(objects[0]) in TERMINAL_PHASES
-                if not pods_synced:
-                    continue
-                if finished:
-                    # One more look, so pods that ended just before the job are not missed.
-                    final = self.client._pods(self.kind, self.name, self.namespace)
-                    yield PodSnapshot(final, final=True)
-                    return
-                yield PodSnapshot(sorted(pods.values(), key=_replica_order))
-        finally:
-            self._pods.close()
-            self._job.close()

@@ -15,7 +15,7 @@ they change) and a log source (opens one container's log) into one stream of `Lo
   once every reader has.
 
 `Client.logs()` feeds it from a watch of the job and its pods, and reads logs from the API
-server. Tests feed it snapshots and a source they control: the local test cluster has no
+server (`t9k_sdk.client._log_feed`, the I/O this module leaves out). Tests feed it snapshots and a source they control: the local test cluster has no
 kubelet (kwok only writes pod status), so no container there ever produced a log line.
 """
 
