@@ -1,20 +1,23 @@
 """The client's side of the shared transport (`t9k_sdk._kube.transport`): give up and explain.
 
-Every request is a path, a query and a JSON body (jobs are parsed by `t9k_sdk.codecs`, pods are
-read as dicts); every failure the transport raises (`ApiError`) becomes a `ClientError` whose
+Every request is a path, a query and a JSON body (jobs are parsed by `t9k_sdk.codecs`, in one
+function: `job_from_server`; pods are read as dicts); every failure the transport raises (`ApiError`) becomes a `ClientError` whose
 message a user can act on, in one function: `client_error`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from t9k_sdk import codecs
 from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.transport import JSON, Response, Transport
 from t9k_sdk.client.errors import ApiRequestError, ClientError, ClusterUnreachableError
+from t9k_sdk.errors import LegacyManifestWarning
 
-__all__ = ["Api", "Response", "client_error"]
+__all__ = ["Api", "Response", "client_error", "job_from_server"]
 
 CONNECT_TIMEOUT = 10.0
 
@@ -37,6 +40,13 @@ def client_error(err: ApiError, server: str) -> ClientError:
             f" (Unauthorized): {message}"
         )
     return ApiRequestError(message or f"HTTP {err.status}", status=err.status, reason=err.reason)
+
+
+def job_from_server(data: Mapping[str, Any]) -> codecs.AnyJob:
+    """Parse a job the server returned (legacy spellings are not the user's doing here)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LegacyManifestWarning)
+        return codecs.from_manifest(data)
 
 
 class Api:

@@ -16,7 +16,6 @@ import json
 import os
 import queue
 import time
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,42 +30,33 @@ from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import EVENTS, PODS, Resource
 from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient
 from t9k_sdk._objects import parse_time
-from t9k_sdk.client._api import Api, client_error
+from t9k_sdk.client._api import Api, client_error, job_from_server
 from t9k_sdk.client._log_feed import ApiLogSource, JobPodFeed, replica_order
+from t9k_sdk.client._wait import JobWait, wait_target
 from t9k_sdk.client._watch import Watcher, WatchEvent
 from t9k_sdk.client.diagnosis import Finding, PodInfo, diagnose, pod_info
 from t9k_sdk.client.errors import (
     ApiRequestError,
     ClientError,
-    InvalidSpecError,
-    JobDeletedError,
-    JobFailedError,
     JobFinishedError,
     JobNotFoundError,
     KindNotServedError,
     KubeconfigError,
     ScaleError,
-    TargetUnreachableError,
-    WaitError,
     WaitTimeoutError,
-    stuck_error_class,
 )
-from t9k_sdk.client.format import human_age
 from t9k_sdk.client.job_state import (
     TERMINAL_PHASES,
     JobEvent,
     Progress,
-    StuckClock,
     WaitTarget,
-    evaluate,
     event_from,
-    progress_key,
     sort_events,
 )
 from t9k_sdk.client.kinds import KINDS, JobKind, KindLike, resolve_kind
 from t9k_sdk.client.logs import LogLine, PodSnapshot, follow_logs
 from t9k_sdk.codecs import AnyJob, Buildable
-from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
+from t9k_sdk.errors import InvalidManifestError
 
 __all__ = ["FIELD_MANAGER", "Applied", "Client", "Description", "JobLike", "JobRef"]
 
@@ -117,13 +107,6 @@ class Description:
     pods: list[PodInfo]
     events: list[JobEvent]
     findings: list[Finding]
-
-
-def _without_warnings(data: Mapping[str, Any]) -> AnyJob:
-    """Parse a job the server returned (legacy spellings are not the user's doing here)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", LegacyManifestWarning)
-        return codecs.from_manifest(data)
 
 
 class Client:
@@ -283,7 +266,7 @@ class Client:
 
     def get(self, kind: JobRef, name: str | None = None, namespace: str | None = None) -> AnyJob:
         """The job (a wire model, with `status`). Raises `JobNotFoundError`."""
-        return _without_warnings(self.get_manifest(kind, name, namespace))
+        return job_from_server(self.get_manifest(kind, name, namespace))
 
     def list(
         self,
@@ -330,7 +313,7 @@ class Client:
                 o.items(data),
                 key=o.key,
             )
-            jobs.extend(_without_warnings({"kind": k.kind, **item}) for item in items)
+            jobs.extend(job_from_server({"kind": k.kind, **item}) for item in items)
         if not served:
             raise self._not_served(kinds[0])
         return jobs
@@ -358,7 +341,7 @@ class Client:
             action = "unchanged"
         else:
             action = "configured"
-        return Applied(_without_warnings(stored), action, dry_run=dry_run)
+        return Applied(job_from_server(stored), action, dry_run=dry_run)
 
     def diff(
         self,
@@ -480,7 +463,7 @@ class Client:
             body=patch,
             content_type=MERGE_PATCH,
         )
-        return _without_warnings(data)
+        return job_from_server(data)
 
     def _set_pause(
         self, kind: JobRef, name: str | None, namespace: str | None, pause: bool
@@ -580,92 +563,19 @@ class Client:
         summary, whether it is stuck) for the first state and each change of phase, of the
         Running condition, or of the replica counts.
         """
-        if sum(x is not None for x in (target, for_phase, for_condition)) > 1:
-            raise ValueError("give one of target, for_phase and for_condition")
-        if for_condition is not None:
-            target = WaitTarget.parse(f"condition={for_condition}")
-        elif for_phase is not None:
-            target = WaitTarget.phase(for_phase)
-        elif target is None:
-            target = WaitTarget.phase(models.JobPhase.SUCCEEDED.value)
+        target = wait_target(target, for_phase, for_condition)
         k, name, ns = self._target(kind, name, namespace)
-        clock = StuckClock(stuck_grace)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        sink: queue.Queue[WatchEvent] = queue.Queue()
-        watcher = Watcher(
-            self._api, self._jobs_url(k, ns), sink, field_selector=f"metadata.name={name}"
-        ).start()
-        current: dict[str, Any] | None = None
-        stuck_at: float | None = None
-        shown: tuple[Any, ...] | None = None
-
-        def fail(cls: type[WaitError], reason: str, message: str) -> WaitError:
-            job = _without_warnings(current) if current else None
-            return cls(k.kind, name, ns, reason, message, job)
-
-        try:
-            while True:
-                waits = [t for t in (deadline, stuck_at) if t is not None]
-                remaining = min(waits) - time.monotonic() if waits else None
-                event = None
-                if remaining is None or remaining > 0:
-                    try:
-                        event = sink.get(timeout=remaining)
-                    except queue.Empty:
-                        event = None
-                if event is not None:
-                    if event.type == "ERROR" and event.error is not None:
-                        if isinstance(event.error, ApiRequestError) and event.error.status == 404:
-                            raise self._not_served(k)
-                        raise event.error
-                    if event.type == "SYNC":
-                        if not event.objects:
-                            if current is None:
-                                raise JobNotFoundError(k.kind, name, ns)
-                            raise fail(JobDeletedError, "Deleted", "the job was deleted")
-                        current = event.objects[0]
-                    elif event.type == "DELETED":
-                        raise fail(JobDeletedError, "Deleted", "the job was deleted")
-                    else:
-                        current = event.obj
-                if current is None:
-                    if deadline is not None and time.monotonic() >= deadline:
-                        raise WaitTimeoutError(
-                            k.kind, name, ns, "Timeout", f"no answer within {timeout:g}s"
-                        )
-                    continue
-                key = progress_key(current)
-                if on_progress is not None and key != shown:
-                    shown = key
-                    on_progress(Progress.of(current, _without_warnings(current)))
-                verdict = evaluate(current, target)
-                if verdict.state == "reached":
-                    return _without_warnings(current)
-                if verdict.state == "failed":
-                    cls = InvalidSpecError if verdict.reason == "InvalidSpec" else JobFailedError
-                    raise fail(cls, verdict.reason, verdict.message)
-                if verdict.state == "unreachable":
-                    raise fail(TargetUnreachableError, verdict.reason, verdict.message)
-                now = datetime.now(UTC)
-                due = clock.deadline(verdict.stuck, now)
-                stuck_at = None
-                if due is not None and verdict.stuck is not None:
-                    left = (due - now).total_seconds()
-                    if left <= 0:
-                        raise fail(
-                            stuck_error_class(verdict.reason), verdict.reason, verdict.message
-                        )
-                    stuck_at = time.monotonic() + left
-                if deadline is not None and time.monotonic() >= deadline:
-                    phase = o.phase(current) or "Pending"
-                    raise fail(
-                        WaitTimeoutError,
-                        "Timeout",
-                        f"{target} not reached within {human_age(timeout or 0)};"
-                        f" the job is {phase}",
-                    )
-        finally:
-            watcher.close()
+        return JobWait(
+            self._api,
+            k,
+            name,
+            ns,
+            target,
+            timeout=timeout,
+            stuck_grace=stuck_grace,
+            on_progress=on_progress,
+            not_served=lambda: self._not_served(k),
+        ).run()
 
     # -- watch (get -w) ------------------------------------------------------------------------
 
@@ -722,7 +632,7 @@ class Client:
                         change = "MODIFIED" if key in known else "ADDED"
                         if known.get(key) != _version(obj):
                             known[key] = _version(obj)
-                            yield change, _without_warnings({"kind": k.kind, **obj})
+                            yield change, job_from_server({"kind": k.kind, **obj})
                     for key in [x for x in known if x[0] == k.kind and x not in present]:
                         del known[key]
                     continue
@@ -731,7 +641,7 @@ class Client:
                     known.pop(key, None)
                 else:
                     known[key] = _version(event.obj)
-                yield event.type, _without_warnings(event.obj)
+                yield event.type, job_from_server(event.obj)
         finally:
             for w in watchers:
                 w.close()
@@ -779,7 +689,7 @@ class Client:
             pod_names.add(replica.name)
             uids.add(replica.uid)
         with contextlib.suppress(InvalidManifestError):
-            pod_names.update(s.name for s in conventions.slots(_without_warnings(job)))
+            pod_names.update(s.name for s in conventions.slots(job_from_server(job)))
         found = [event_from(e) for e in o.items(own)]
         if pod_names:
             of_pods = self._api.json("GET", url, query={"fieldSelector": "involvedObject.kind=Pod"})
@@ -813,7 +723,7 @@ class Client:
         pods = self._pods(k, name, ns)
         events = self._events(k, name, ns, job, pods)
         findings = diagnose(job, pods, events, datetime.now(UTC))
-        return Description(_without_warnings(job), [pod_info(p) for p in pods], events, findings)
+        return Description(job_from_server(job), [pod_info(p) for p in pods], events, findings)
 
     def diagnose(
         self, kind: JobRef, name: str | None = None, namespace: str | None = None
@@ -851,7 +761,7 @@ class Client:
             raise ValueError(f"tail must be >= 0; got {tail}")
         k, name, ns = self._target(kind, name, namespace)
         job = self.get_manifest(k, name, ns)
-        model = _without_warnings(job)
+        model = job_from_server(job)
         slots = conventions.slots(model)
         types = sorted({s.replica_type for s in slots})
         if replica_type is not None and replica_type not in types:
