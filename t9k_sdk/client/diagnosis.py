@@ -156,11 +156,13 @@ _HINTS = {
 
 
 def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
+    """A pod being deleted; else why it cannot be scheduled, each container's trouble, and
+    the pod's own failure when no container explains it."""
     info = pod_info(pod)
     subject = f"pod {info.name} ({info.replica})"
-    out: list[Finding] = []
     if info.phase == "Terminating":
         return [Finding("info", subject, "is being deleted")]
+    out: list[Finding] = []
     unschedulable = _unschedulable(pod)
     if unschedulable and not o.node_name(pod):
         asked = _requests(pod)
@@ -170,62 +172,76 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
             else "check its node selector, affinity and tolerations against the nodes"
         )
         out.append(Finding("error", subject, f"cannot be scheduled: {unschedulable}", advice))
+    flags = f"{kind} {job} {_replica_flags(pod)}"
     for container in o.container_statuses(pod):
-        name = container.name
-        state = container.state
-        waiting = state.waiting
-        if waiting is not None and waiting.raw:
-            reason = waiting.reason
-            message = waiting.message
-            detail = f": {message}" if message else ""
-            severity: Severity = "error" if reason in STUCK_REASONS else "info"
-            hint = _HINTS.get(reason)
-            if reason == "CrashLoopBackOff":
-                last = container.last_state.terminated
-                if last is not None and last.exit_code is not None:
-                    detail += f" (last exit code {last.exit_code})"
-                hint = f"read its log: t9k-sdk logs {kind} {job} {_replica_flags(pod)}"
-            out.append(
-                Finding(severity, subject, f"container {name} is waiting: {reason}{detail}", hint)
-            )
-        terminated = state.terminated
-        code = terminated.exit_code if terminated is not None else None
-        message = terminated.message.strip() if terminated is not None else ""
-        if message.startswith(BARRIER_PREFIX):
-            out.append(
-                Finding(
-                    "error",
-                    subject,
-                    f"the launcher's readiness barrier gave up: {message}",
-                    "every worker must be Running with sshd answering on its DNS name; check the"
-                    " workers' state and logs, and that the image has sshd (spec.ssh.sshdPath)",
-                )
-            )
-        elif terminated is not None and code not in (None, 0):
-            reason = terminated.reason or "Error"
-            text = f"container {name} exited with code {code} ({reason})"
-            if message:
-                text += f": {message}"
-            hint = (
-                "the container ran out of memory: raise its memory limit"
-                if reason == "OOMKilled"
-                else f"read its log: t9k-sdk logs {kind} {job} {_replica_flags(pod)}"
-            )
-            out.append(Finding("error", subject, text, hint))
-        restarts = container.restart_count
-        if restarts:
-            last = container.last_state.terminated
-            detail = f", last exit code {last.exit_code}" if last is not None and last.raw else ""
-            out.append(
-                Finding(
-                    "warning", subject, f"container {name} restarted {_times(restarts)}{detail}"
-                )
-            )
+        out.extend(_waiting(container, subject, flags))
+        out.extend(_exited(container, subject, flags))
+        out.extend(_restarted(container, subject))
     pod_reason = o.status_reason(pod)
     if info.phase == "Failed" and pod_reason and not any(f.severity == "error" for f in out):
         message = o.status_message(pod)
         out.append(Finding("error", subject, f"failed: {pod_reason} {message}".strip()))
     return out
+
+
+def _waiting(container: o.PodContainer, subject: str, flags: str) -> list[Finding]:
+    """A container that waits: an error for a reason that will not pass by itself (image
+    pulls, crash loops, ...), information otherwise; `flags`: what `t9k-sdk logs` needs."""
+    waiting = container.state.waiting
+    if waiting is None or not waiting.raw:
+        return []
+    reason = waiting.reason
+    message = waiting.message
+    detail = f": {message}" if message else ""
+    severity: Severity = "error" if reason in STUCK_REASONS else "info"
+    hint = _HINTS.get(reason)
+    if reason == "CrashLoopBackOff":
+        last = container.last_state.terminated
+        if last is not None and last.exit_code is not None:
+            detail += f" (last exit code {last.exit_code})"
+        hint = f"read its log: t9k-sdk logs {flags}"
+    text = f"container {container.name} is waiting: {reason}{detail}"
+    return [Finding(severity, subject, text, hint)]
+
+
+def _exited(container: o.PodContainer, subject: str, flags: str) -> list[Finding]:
+    """A container that ended: the launcher's readiness barrier gave up, or a non-zero exit."""
+    terminated = container.state.terminated
+    code = terminated.exit_code if terminated is not None else None
+    message = terminated.message.strip() if terminated is not None else ""
+    if message.startswith(BARRIER_PREFIX):
+        return [
+            Finding(
+                "error",
+                subject,
+                f"the launcher's readiness barrier gave up: {message}",
+                "every worker must be Running with sshd answering on its DNS name; check the"
+                " workers' state and logs, and that the image has sshd (spec.ssh.sshdPath)",
+            )
+        ]
+    if terminated is None or code in (None, 0):
+        return []
+    reason = terminated.reason or "Error"
+    text = f"container {container.name} exited with code {code} ({reason})"
+    if message:
+        text += f": {message}"
+    hint = (
+        "the container ran out of memory: raise its memory limit"
+        if reason == "OOMKilled"
+        else f"read its log: t9k-sdk logs {flags}"
+    )
+    return [Finding("error", subject, text, hint)]
+
+
+def _restarted(container: o.PodContainer, subject: str) -> list[Finding]:
+    """A container the kubelet restarted, with its last exit code."""
+    restarts = container.restart_count
+    if not restarts:
+        return []
+    last = container.last_state.terminated
+    detail = f", last exit code {last.exit_code}" if last is not None and last.raw else ""
+    text = f"container {container.name} restarted {_times(restarts)}{detail}"
+    return [Finding("warning", subject, text)]
 
 
 def _times(n: int) -> str:
@@ -246,32 +262,52 @@ def diagnose(
     events: Sequence[JobEvent],
     now: datetime,
 ) -> list[Finding]:
-    """Findings about a job (its manifest with status), its live pods and their events."""
+    """Findings about a job (its manifest with status), its live pods and their events.
+
+    One function per situation the job can be in, in the order their findings are collected
+    (the sort below is stable): no status yet, failed / succeeded / paused, waiting for its
+    workers, replicas restarted by the operator, each live pod, pods gone with a barrier's
+    message, blocked, warning events not explained yet, and otherwise how far it has got.
+    """
     meta = o.meta(job)
     kind = str(job.get("kind", "job"))
     name = meta.name
     short = kind.lower()
-    out: list[Finding] = []
     phase = phase_of(job)
     created = parse_time(meta.creation_timestamp)
     age = (now - created).total_seconds() if created else 0.0
+    running = condition(job, models.JobConditionType.RUNNING.value)
 
+    out: list[Finding] = []
     if not reported(job):
-        if age > NO_STATUS_AFTER:
-            out.append(
-                Finding(
-                    "warning",
-                    "job",
-                    f"has no status {human_age(age)} after it was created: no operator has"
-                    " processed it",
-                    "check that t9k-operator is running and watches this namespace"
-                    " (its log says which namespaces it watches)",
-                )
-            )
-        else:
-            out.append(
-                Finding("info", "job", "was just created; the operator has not reported yet")
-            )
+        out.append(_unreported(age))
+    out.extend(_by_phase(job, phase, short, name))
+    out.extend(_waiting_for_workers(running, phase))
+    out.extend(_operator_restarts(job))
+    for pod in sorted(pods, key=lambda p: o.meta(p).name):
+        out.extend(_pod_findings(pod, short, name))
+    out.extend(_gone_pods(job, pods))
+    out.extend(_blocked(running, out))
+    out.extend(_warning_events(events, out))
+    out.extend(_on_its_way(phase, pods, out))
+    return sorted(out, key=lambda f: _ORDER[f.severity])
+
+
+def _unreported(age: float) -> Finding:
+    """No operator has written a status yet: just created, or no operator looks at the job."""
+    if age > NO_STATUS_AFTER:
+        return Finding(
+            "warning",
+            "job",
+            f"has no status {human_age(age)} after it was created: no operator has" " processed it",
+            "check that t9k-operator is running and watches this namespace"
+            " (its log says which namespaces it watches)",
+        )
+    return Finding("info", "job", "was just created; the operator has not reported yet")
+
+
+def _by_phase(job: Mapping[str, Any], phase: str | None, short: str, name: str) -> list[Finding]:
+    """A failed job (its reason and message), a succeeded one, a paused one (how to resume)."""
     failed = condition(job, models.JobConditionType.FAILED.value)
     if phase == models.JobPhase.FAILED.value or (failed and failed.get("status") == "True"):
         reason = str((failed or {}).get("reason") or "Failed")
@@ -281,26 +317,30 @@ def diagnose(
             if reason == "InvalidSpec"
             else None
         )
-        out.append(Finding("error", "job", f"failed ({reason}): {message}", hint))
-    elif phase == models.JobPhase.SUCCEEDED.value:
-        out.append(Finding("info", "job", "finished successfully"))
-    elif phase == models.JobPhase.PAUSED.value:
-        out.append(
+        return [Finding("error", "job", f"failed ({reason}): {message}", hint)]
+    if phase == models.JobPhase.SUCCEEDED.value:
+        return [Finding("info", "job", "finished successfully")]
+    if phase == models.JobPhase.PAUSED.value:
+        return [
             Finding(
                 "info",
                 "job",
                 "is paused: its pods are deleted until it is resumed",
                 f"resume it: t9k-sdk resume {short} {name}",
             )
-        )
-    running = condition(job, models.JobConditionType.RUNNING.value)
+        ]
+    return []
+
+
+def _waiting_for_workers(running: Mapping[str, Any] | None, phase: str | None) -> list[Finding]:
+    """An unfinished job whose launcher waits for its workers (which nothing times out)."""
     if (
         running is not None
         and running.get("status") == "False"
         and running.get("reason") == "WaitingForWorkers"
         and phase not in (models.JobPhase.FAILED.value, models.JobPhase.SUCCEEDED.value)
     ):
-        out.append(
+        return [
             Finding(
                 "info",
                 "job",
@@ -308,19 +348,27 @@ def diagnose(
                 " it meanwhile",
                 "the workers' own findings below say why they do not run yet",
             )
+        ]
+    return []
+
+
+def _operator_restarts(job: Mapping[str, Any]) -> list[Finding]:
+    """Replicas the operator restarted, per replica type."""
+    return [
+        Finding(
+            "warning",
+            "job",
+            f"the operator restarted {task.type} replicas {_times(task.restart_count)}",
         )
-    for task in o.tasks(job):
-        if task.restart_count:
-            out.append(
-                Finding(
-                    "warning",
-                    "job",
-                    f"the operator restarted {task.type} replicas {_times(task.restart_count)}",
-                )
-            )
-    for pod in sorted(pods, key=lambda p: o.meta(p).name):
-        out.extend(_pod_findings(pod, short, name))
-    # What the job's status remembers of pods that are gone (cleaned up, restarted).
+        for task in o.tasks(job)
+        if task.restart_count
+    ]
+
+
+def _gone_pods(job: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> list[Finding]:
+    """What the job's status remembers of pods that are gone (cleaned up, restarted): a
+    readiness barrier that gave up."""
+    out: list[Finding] = []
     live = {o.meta(p).name for p in pods}
     for replica in o.replicas(job):
         if replica.name in live:
@@ -335,14 +383,25 @@ def diagnose(
                         f"the launcher's readiness barrier gave up: {message}",
                     )
                 )
+    return out
+
+
+def _blocked(running: Mapping[str, Any] | None, found: Sequence[Finding]) -> list[Finding]:
+    """The operator says the job cannot run (a stuck reason) and no finding has said why."""
     if (
         running is not None
         and running.get("status") == "False"
         and running.get("reason") in STUCK_REASONS
-        and not any(f.severity == "error" for f in out)
+        and not any(f.severity == "error" for f in found)
     ):
-        out.append(Finding("error", "job", f"{running.get('reason')}: {running.get('message')}"))
-    explained = {f.message for f in out}
+        return [Finding("error", "job", f"{running.get('reason')}: {running.get('message')}")]
+    return []
+
+
+def _warning_events(events: Sequence[JobEvent], found: Sequence[Finding]) -> list[Finding]:
+    """The latest warning events (five at most, each once) that no finding explains yet."""
+    out: list[Finding] = []
+    explained = {f.message for f in found}
     seen: set[tuple[str, str]] = set()
     for event in reversed(events):
         if event.type != "Warning" or (event.reason, event.message) in seen:
@@ -353,20 +412,28 @@ def diagnose(
         out.append(Finding("warning", event.object, f"event {event.reason}: {event.message}"))
         if len(seen) >= 5:
             break
-    if not any(f.severity in ("error", "warning") for f in out) and phase in (
+    return out
+
+
+def _on_its_way(
+    phase: str | None, pods: Sequence[Mapping[str, Any]], found: Sequence[Finding]
+) -> list[Finding]:
+    """A pending or running job with nothing wrong: how many of its pods run."""
+    if any(f.severity in ("error", "warning") for f in found) or phase not in (
         models.JobPhase.RUNNING.value,
         None,
         models.JobPhase.PENDING.value,
     ):
-        running_pods = sum(1 for p in pods if o.phase(p) == "Running")
-        if phase == models.JobPhase.RUNNING.value:
-            out.append(Finding("info", "job", f"{running_pods} of {len(pods)} pods are running"))
-        elif pods:
-            out.append(
-                Finding(
-                    "info",
-                    "job",
-                    f"{running_pods} of {len(pods)} pods are running; the others are starting",
-                )
+        return []
+    running_pods = sum(1 for p in pods if o.phase(p) == "Running")
+    if phase == models.JobPhase.RUNNING.value:
+        return [Finding("info", "job", f"{running_pods} of {len(pods)} pods are running")]
+    if pods:
+        return [
+            Finding(
+                "info",
+                "job",
+                f"{running_pods} of {len(pods)} pods are running; the others are starting",
             )
-    return sorted(out, key=lambda f: _ORDER[f.severity])
+        ]
+    return []
