@@ -187,39 +187,178 @@ def follow_logs(
     Without `follow` every log is read to its current end, from the pods of the first snapshot
     (which should be `final`). Closing the iterator closes every reader and the feed.
     """
-    events: queue.Queue[tuple[str, Any]] = queue.Queue()
-    stop = threading.Event()
+    follower = _Follower(
+        feed,
+        source,
+        follow=follow,
+        tail=tail,
+        replica_type=replica_type,
+        index=index,
+        container=container,
+        timestamps=timestamps,
+        drain=drain,
+    )
+    yield from follower.run()
 
-    def produce() -> None:
+
+class _Follower:
+    """One `follow_logs`: a thread reads the feed, one thread reads each container's log, and
+    all of them send messages to one queue; `run` handles each kind of message in its own
+    method (a line, a reader's end, a log that cannot be read, the feed's snapshot, error or
+    end) and, once the job has finished, gives the running readers `drain` seconds."""
+
+    def __init__(
+        self,
+        feed: PodFeed | Iterable[PodSnapshot],
+        source: LogSource,
+        *,
+        follow: bool,
+        tail: int | None,
+        replica_type: str | None,
+        index: int | None,
+        container: str | None,
+        timestamps: bool,
+        drain: float,
+    ) -> None:
+        self.feed = feed
+        self.source = source
+        self.follow = follow
+        self.tail = tail
+        self.replica_type = replica_type
+        self.index = index
+        self.container = container
+        self.timestamps = timestamps
+        self.drain = drain
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.stop = threading.Event()
+        self.readers: dict[_Key, _Reader] = {}
+        self.done: set[_Key] = set()
+        """Every incarnation a reader was started for (one that may be retried is removed)."""
+        self.noticed: set[tuple[str, str]] = set()
+        """(pod, message) of the notices given, each given once."""
+        self.first = True
+        self.feed_over = False
+        self.drain_until: float | None = None
+
+    def run(self) -> Iterator[LogLine]:
+        producer = threading.Thread(target=self._produce, name="t9k-logs-feed", daemon=True)
+        producer.start()
         try:
-            for snapshot in feed:
-                events.put(("snapshot", snapshot))
-                if snapshot.final or stop.is_set() or not follow:
+            while not (self.feed_over and not self.readers):
+                message = self._next()
+                if message is None:
+                    self._drained()
+                    continue
+                kind, payload = message
+                if kind == "line":
+                    yield payload
+                elif kind == "end":
+                    self.readers.pop(payload, None)
+                elif kind == "unavailable":
+                    yield from self._unavailable(*payload)
+                elif kind == "feed-error":
+                    raise payload
+                elif kind == "feed-end":
+                    self.feed_over = True
+                elif kind == "snapshot":
+                    yield from self._snapshot(payload)
+        finally:
+            self._close()
+
+    def _next(self) -> tuple[str, Any] | None:
+        """The next message; None when the drain time is over first."""
+        timeout = None
+        if self.drain_until is not None and self.readers:
+            timeout = max(0.0, self.drain_until - time.monotonic())
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def _drained(self) -> None:
+        """The job has finished and its running containers had `drain` seconds: stop them."""
+        for reader in list(self.readers.values()):
+            if reader.running:
+                reader.close()
+        self.drain_until = None
+
+    def _unavailable(self, reader: _Reader, exc: LogUnavailableError) -> Iterator[LogLine]:
+        """A log that cannot be read: say why (once); try again at the next snapshot when the
+        container has not started yet."""
+        self.readers.pop(reader.key, None)
+        if exc.retry:
+            self.done.discard(reader.key)
+        notice = (reader.pod, str(exc))
+        if notice not in self.noticed:
+            self.noticed.add(notice)
+            yield _notice(reader, f"t9k-sdk: cannot read the log of {reader.pod}: {exc}")
+
+    def _snapshot(self, snapshot: PodSnapshot) -> Iterator[LogLine]:
+        """The pods now: start a reader for each new incarnation; after the final snapshot
+        (or the only one, without `follow`) no more pods will come."""
+        for pod in snapshot.pods:
+            started = _start(
+                pod,
+                self.replica_type,
+                self.index,
+                self.container,
+                self.done,
+                self.noticed,
+                self.first,
+            )
+            if isinstance(started, LogLine):
+                yield started
+            elif started is not None:
+                self._launch(*started)
+        self.first = False
+        if snapshot.final or not self.follow:
+            self.feed_over = True
+            if self.follow:
+                self.drain_until = time.monotonic() + self.drain
+
+    def _launch(self, reader: _Reader, tail_applies: bool) -> None:
+        self.readers[reader.key] = reader
+        self.done.add(reader.key)
+        threading.Thread(
+            target=self._read,
+            args=(reader, self.tail if tail_applies else None),
+            name=f"t9k-logs-{reader.pod}",
+            daemon=True,
+        ).start()
+
+    def _produce(self) -> None:
+        """The feed's thread: each snapshot, until the final one (or the first, without
+        `follow`), then its end."""
+        try:
+            for snapshot in self.feed:
+                self.events.put(("snapshot", snapshot))
+                if snapshot.final or self.stop.is_set() or not self.follow:
                     break
         except Exception as exc:
-            events.put(("feed-error", exc))
+            self.events.put(("feed-error", exc))
         finally:
-            events.put(("feed-end", None))
+            self.events.put(("feed-end", None))
 
-    def read(reader: _Reader, tail_lines: int | None) -> None:
+    def _read(self, reader: _Reader, tail_lines: int | None) -> None:
+        """A reader's thread: each line of one container's log, then its end."""
         try:
             try:
-                stream = source.open(
+                stream = self.source.open(
                     reader.pod,
                     reader.container,
-                    follow=follow,
+                    follow=self.follow,
                     tail=tail_lines,
-                    timestamps=timestamps,
+                    timestamps=self.timestamps,
                 )
             except LogUnavailableError as exc:
-                events.put(("unavailable", (reader, exc)))
+                self.events.put(("unavailable", (reader, exc)))
                 return
             if not reader.attach(stream):
                 stream.close()
                 return
             try:
                 for text in stream:
-                    events.put(
+                    self.events.put(
                         ("line", LogLine(reader.replica, text, reader.pod, reader.container))
                     )
             finally:
@@ -227,76 +366,16 @@ def follow_logs(
         except Exception as exc:
             if not reader.closed:
                 message = f"t9k-sdk: the log of {reader.pod} ended with an error: {exc}"
-                events.put(("line", _notice(reader, message)))
+                self.events.put(("line", _notice(reader, message)))
         finally:
-            events.put(("end", reader.key))
+            self.events.put(("end", reader.key))
 
-    producer = threading.Thread(target=produce, name="t9k-logs-feed", daemon=True)
-    producer.start()
-    readers: dict[_Key, _Reader] = {}
-    done: set[_Key] = set()
-    noticed: set[tuple[str, str]] = set()
-    first = True
-    feed_over = False
-    drain_until: float | None = None
-    try:
-        while True:
-            if feed_over and not readers:
-                return
-            timeout = None
-            if drain_until is not None and readers:
-                timeout = max(0.0, drain_until - time.monotonic())
-            try:
-                kind, payload = events.get(timeout=timeout)
-            except queue.Empty:
-                for reader in list(readers.values()):
-                    if reader.running:
-                        reader.close()
-                drain_until = None
-                continue
-            if kind == "line":
-                yield payload
-            elif kind == "end":
-                readers.pop(payload, None)
-            elif kind == "unavailable":
-                reader, exc = payload
-                readers.pop(reader.key, None)
-                if exc.retry:
-                    done.discard(reader.key)
-                notice = (reader.pod, str(exc))
-                if notice not in noticed:
-                    noticed.add(notice)
-                    yield _notice(reader, f"t9k-sdk: cannot read the log of {reader.pod}: {exc}")
-            elif kind == "feed-error":
-                raise payload
-            elif kind == "feed-end":
-                feed_over = True
-            elif kind == "snapshot":
-                snapshot: PodSnapshot = payload
-                for pod in snapshot.pods:
-                    started = _start(pod, replica_type, index, container, done, noticed, first)
-                    if isinstance(started, LogLine):
-                        yield started
-                    elif started is not None:
-                        reader, tail_applies = started
-                        readers[reader.key] = reader
-                        done.add(reader.key)
-                        threading.Thread(
-                            target=read,
-                            args=(reader, tail if tail_applies else None),
-                            name=f"t9k-logs-{reader.pod}",
-                            daemon=True,
-                        ).start()
-                first = False
-                if snapshot.final or not follow:
-                    feed_over = True
-                    if follow:
-                        drain_until = time.monotonic() + drain
-    finally:
-        stop.set()
-        for reader in list(readers.values()):
+    def _close(self) -> None:
+        """The iteration ends (done, failed or closed): stop every reader and the feed."""
+        self.stop.set()
+        for reader in list(self.readers.values()):
             reader.close()
-        close = getattr(feed, "close", None)
+        close = getattr(self.feed, "close", None)
         if callable(close):
             close()
 
