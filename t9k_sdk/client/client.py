@@ -761,26 +761,7 @@ class Client:
             raise ValueError(f"tail must be >= 0; got {tail}")
         k, name, ns = self._target(kind, name, namespace)
         job = self.get_manifest(k, name, ns)
-        model = job_from_server(job)
-        slots = conventions.slots(model)
-        types = sorted({s.replica_type for s in slots})
-        if replica_type is not None and replica_type not in types:
-            raise ClientError(
-                f"{k.kind} {name!r} has no replica type {replica_type!r}; its types:"
-                f" {', '.join(types)}"
-            )
-        if index is not None:
-            indices = sorted(
-                s.index
-                for s in slots
-                if s.index is not None and (replica_type is None or s.replica_type == replica_type)
-            )
-            if index not in indices:
-                span = f"0..{indices[-1]}" if indices else "none"
-                raise ClientError(
-                    f"{k.kind} {name!r} has no replica index {index}"
-                    f"{' of type ' + repr(replica_type) if replica_type else ''} (indices: {span})"
-                )
+        _check_replica(k.kind, name, job_from_server(job), replica_type, index)
         source = ApiLogSource(self._api, ns)
         if o.phase(job) in TERMINAL_PHASES:
             follow = False  # nothing more will come: read what there is (or say why not)
@@ -839,6 +820,31 @@ def _declared(obj: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def _key(k: JobKind, obj: Mapping[str, Any]) -> tuple[str, str, str]:
     return (k.kind, *o.key(obj))
+
+
+def _check_replica(
+    kind: str, name: str, model: AnyJob, replica_type: str | None, index: int | None
+) -> None:
+    """Raise `ClientError` when the job has no replica of that type, or of that index."""
+    slots = conventions.slots(model)
+    types = sorted({s.replica_type for s in slots})
+    if replica_type is not None and replica_type not in types:
+        raise ClientError(
+            f"{kind} {name!r} has no replica type {replica_type!r}; its types:"
+            f" {', '.join(types)}"
+        )
+    if index is not None:
+        indices = sorted(
+            s.index
+            for s in slots
+            if s.index is not None and (replica_type is None or s.replica_type == replica_type)
+        )
+        if index not in indices:
+            span = f"0..{indices[-1]}" if indices else "none"
+            raise ClientError(
+                f"{kind} {name!r} has no replica index {index}"
+                f"{' of type ' + repr(replica_type) if replica_type else ''} (indices: {span})"
+            )
 
 
 def _apply_manifest(job: JobLike) -> dict[str, Any]:
