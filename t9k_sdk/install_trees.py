@@ -140,6 +140,16 @@ def kustomize_files(
     # The overlay's files name the watched namespace by a placeholder that the replacements
     # overwrite: the real name is written once, in kustomization.yaml.
     scoped = install_manifests(image, namespace, watch_namespace=_WATCH_PLACEHOLDER)
+    return {
+        **_kustomize_base(cluster),
+        **_kustomize_cluster_wide(),
+        **_kustomize_namespace_scoped(cluster, scoped, watch_namespace),
+        **_kustomize_network_policy(namespace),
+    }
+
+
+def _kustomize_base(cluster: list[dict[str, Any]]) -> dict[str, str]:
+    """base/: the cluster-wide install, one file per group of objects."""
     files: dict[str, str] = {}
     base = _grouped(cluster)
     for path, objects in base.items():
@@ -149,18 +159,29 @@ def kustomize_files(
         "# The operator's whole install, cluster-wide: the same objects as `t9k-sdk install`.\n"
         "# Use it through overlays/cluster-wide or overlays/namespace-scoped (docs/operator/install.md).\n",
     )
-    files["overlays/cluster-wide/kustomization.yaml"] = _kustomization(
-        {"resources": ["../../base"]},
-        "# The operator reconciles the jobs of every namespace (a ClusterRole): `t9k-sdk install`.\n",
-    )
+    return files
 
-    # namespace-scoped: what differs from the cluster-wide install, as kustomize edits
+
+def _kustomize_cluster_wide() -> dict[str, str]:
+    """overlays/cluster-wide: the base as it is."""
+    return {
+        "overlays/cluster-wide/kustomization.yaml": _kustomization(
+            {"resources": ["../../base"]},
+            "# The operator reconciles the jobs of every namespace (a ClusterRole): `t9k-sdk install`.\n",
+        )
+    }
+
+
+def _kustomize_namespace_scoped(
+    cluster: list[dict[str, Any]], scoped: list[dict[str, Any]], watch_namespace: str
+) -> dict[str, str]:
+    """overlays/namespace-scoped: what differs from the cluster-wide install, as kustomize
+    edits (deletions, the Deployment's extra arguments, the watched namespace's objects)."""
     cluster_keys = {_key(o) for o in cluster}
     scoped_keys = {_key(o) for o in scoped}
     removed = [o for o in cluster if _key(o) not in scoped_keys]
     added = [o for o in scoped if _key(o) not in cluster_keys]
-    deployments = [o for o in scoped if o["kind"] == "Deployment"]
-    (deployment,) = deployments
+    (deployment,) = [o for o in scoped if o["kind"] == "Deployment"]
     (cluster_deployment,) = [o for o in cluster if o["kind"] == "Deployment"]
     before, after = _container_args(cluster_deployment), _container_args(deployment)
     extra_args = after[len(before) :]
@@ -168,39 +189,61 @@ def kustomize_files(
     (watch_arg,) = [a for a in extra_args if a.endswith(f"={_WATCH_PLACEHOLDER}")]
     changed = [o for o in scoped if _key(o) in cluster_keys and o not in cluster]
     assert [_key(o) for o in changed] == [_key(deployment)], "only the Deployment's args change"
-    patches: list[dict[str, Any]] = [
-        {
-            "target": {"kind": o["kind"], "name": o["metadata"]["name"]},
-            "patch": dump_documents(
+    patches = [*(_delete_patch(o) for o in removed), _append_args_patch(extra_args)]
+    targets = _watch_namespace_targets(added, deployment, watch_arg)
+    return {
+        "overlays/namespace-scoped/rbac.yaml": (
+            _BASE_GENERATED
+            + f"# {_WATCH_PLACEHOLDER}: the watched namespace, from kustomization.yaml's literal.\n"
+            + dump_documents(added)
+        ),
+        "overlays/namespace-scoped/kustomization.yaml": _namespace_scoped_kustomization(
+            watch_namespace, patches, targets
+        ),
+    }
+
+
+def _delete_patch(obj: dict[str, Any]) -> dict[str, Any]:
+    """A kustomize patch that deletes `obj` from the base."""
+    return {
+        "target": {"kind": obj["kind"], "name": obj["metadata"]["name"]},
+        "patch": dump_documents(
+            [
+                {
+                    "$patch": "delete",
+                    "apiVersion": obj["apiVersion"],
+                    "kind": obj["kind"],
+                    "metadata": {"name": obj["metadata"]["name"]},
+                }
+            ]
+        ),
+    }
+
+
+def _append_args_patch(extra_args: list[str]) -> dict[str, Any]:
+    """A JSON patch that appends `extra_args` to the operator container's arguments."""
+    return {
+        "target": {"kind": "Deployment", "name": NAME},
+        "patch": dump_documents(
+            [
                 [
                     {
-                        "$patch": "delete",
-                        "apiVersion": o["apiVersion"],
-                        "kind": o["kind"],
-                        "metadata": {"name": o["metadata"]["name"]},
+                        "op": "add",
+                        "path": "/spec/template/spec/containers/0/args/-",
+                        "value": arg,
                     }
+                    for arg in extra_args
                 ]
-            ),
-        }
-        for o in removed
-    ]
-    patches.append(
-        {
-            "target": {"kind": "Deployment", "name": NAME},
-            "patch": dump_documents(
-                [
-                    [
-                        {
-                            "op": "add",
-                            "path": "/spec/template/spec/containers/0/args/-",
-                            "value": arg,
-                        }
-                        for arg in extra_args
-                    ]
-                ]
-            ),
-        }
-    )
+            ]
+        ),
+    }
+
+
+def _watch_namespace_targets(
+    added: list[dict[str, Any]], deployment: dict[str, Any], watch_arg: str
+) -> list[dict[str, Any]]:
+    """Where the replacements write the watched namespace: the namespace of each added object
+    in it, and the value of the Deployment's `watch_arg`."""
     targets: list[dict[str, Any]] = [
         {
             "select": {"kind": o["kind"], "name": o["metadata"]["name"]},
@@ -219,12 +262,15 @@ def kustomize_files(
             "options": {"delimiter": "=", "index": watch_arg.count("=")},
         }
     )
-    files["overlays/namespace-scoped/rbac.yaml"] = (
-        _BASE_GENERATED
-        + f"# {_WATCH_PLACEHOLDER}: the watched namespace, from kustomization.yaml's literal.\n"
-        + dump_documents(added)
-    )
-    files["overlays/namespace-scoped/kustomization.yaml"] = _kustomization(
+    return targets
+
+
+def _namespace_scoped_kustomization(
+    watch_namespace: str, patches: list[dict[str, Any]], targets: list[dict[str, Any]]
+) -> str:
+    """The overlay's kustomization.yaml: the watched namespace as a literal, fed by the
+    replacements into `targets`."""
+    return _kustomization(
         {
             "resources": ["../../base", "rbac.yaml"],
             "configMapGenerator": [
@@ -254,26 +300,30 @@ def kustomize_files(
         "# `namespace=` literal of the configMapGenerator below (a local-config ConfigMap: it is\n"
         "# not applied, it only feeds the replacements). That namespace must exist first.\n",
     )
+
+
+def _kustomize_network_policy(namespace: str) -> dict[str, str]:
+    """components/network-policy: the opt-in NetworkPolicy, as a kustomize component."""
     component = "components/network-policy"
-    files[f"{component}/network-policy.yaml"] = _BASE_GENERATED + dump_documents(
-        [network_policy(namespace)]
-    )
-    files[f"{component}/kustomization.yaml"] = (
-        _BASE_GENERATED
-        + "# Opt-in: add `components: [../../components/network-policy]` to an overlay. The\n"
-        + "# operator's pod then admits nothing but its health port (probes, /metrics), and that\n"
-        + "# only from namespaces labelled metrics=enabled (`t9k-sdk install --network-policy`).\n"
-        + dump_documents(
-            [
-                {
-                    "apiVersion": "kustomize.config.k8s.io/v1alpha1",
-                    "kind": "Component",
-                    "resources": ["network-policy.yaml"],
-                }
-            ]
-        )
-    )
-    return files
+    return {
+        f"{component}/network-policy.yaml": _BASE_GENERATED
+        + dump_documents([network_policy(namespace)]),
+        f"{component}/kustomization.yaml": (
+            _BASE_GENERATED
+            + "# Opt-in: add `components: [../../components/network-policy]` to an overlay. The\n"
+            + "# operator's pod then admits nothing but its health port (probes, /metrics), and that\n"
+            + "# only from namespaces labelled metrics=enabled (`t9k-sdk install --network-policy`).\n"
+            + dump_documents(
+                [
+                    {
+                        "apiVersion": "kustomize.config.k8s.io/v1alpha1",
+                        "kind": "Component",
+                        "resources": ["network-policy.yaml"],
+                    }
+                ]
+            )
+        ),
+    }
 
 
 # --- Helm -----------------------------------------------------------------------------------
@@ -406,15 +456,7 @@ from breaking the YAML, for `--skip-schema-validation`.
 
 
 def _schema() -> dict[str, Any]:
-    namespace = {
-        "type": "string",
-        "pattern": NAMESPACE_PATTERN,
-        "maxLength": 63,
-    }
-    resource_list = {
-        "type": "object",
-        "additionalProperties": {"type": ["string", "number"], "pattern": r"^[0-9A-Za-z.+-]+$"},
-    }
+    """values.schema.json: the image, where the operator runs and what it watches, its pod."""
     return {
         "$schema": "https://json-schema.org/draft-07/schema#",
         "title": "t9k-operator chart values",
@@ -422,79 +464,106 @@ def _schema() -> dict[str, Any]:
         "additionalProperties": False,
         "required": ["image", "namespace", "replicas"],
         "properties": {
-            "image": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["repository"],
-                "properties": {
-                    "repository": {
-                        "description": "the operator image without tag, e.g. registry.example.com/t9k-operator",
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 255,
-                        "pattern": IMAGE_REPOSITORY_PATTERN,
-                    },
-                    "tag": {
-                        "description": "the image tag; empty: the chart's appVersion",
-                        "type": "string",
-                        "pattern": f"^$|{IMAGE_TAG_PATTERN}",
-                    },
-                    "digest": {
-                        "description": "sha256:<64 hex digits>; when set it is used instead of the tag",
-                        "type": "string",
-                        "pattern": f"^$|{IMAGE_DIGEST_PATTERN}",
-                    },
-                },
-            },
-            "namespace": {
-                **namespace,
-                "description": "the namespace the operator runs in (and its Lease lives in)",
-                "minLength": 1,
-            },
-            "createNamespace": {
-                "description": "render the Namespace object (false when it exists already)",
-                "type": "boolean",
-            },
-            "watchNamespace": {
-                "description": "reconcile only the jobs of this namespace, with a Role there"
-                " instead of the ClusterRole; empty: every namespace",
-                "type": "string",
-                "pattern": f"^$|{NAMESPACE_PATTERN}",
-                "maxLength": 63,
-            },
-            "networkPolicy": {
-                "description": "also render a NetworkPolicy: only the health port is"
-                " reachable, from namespaces labelled metrics=enabled",
-                "type": "boolean",
-            },
-            "replicas": {
-                "description": "operator pods; only the Lease holder acts, the others stand by",
-                "type": "integer",
-                "minimum": 0,
-                "maximum": MAX_REPLICAS,
-            },
-            "resources": {
-                "description": "the operator container's resources",
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {"requests": resource_list, "limits": resource_list},
-            },
-            "imagePullSecrets": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["name"],
-                    "additionalProperties": False,
-                    "properties": {"name": {"type": "string", "pattern": NAMESPACE_PATTERN}},
-                },
-            },
-            "nodeSelector": {
-                "type": "object",
-                "additionalProperties": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]{0,63}$"},
-            },
-            "affinity": {"type": "object"},
-            "tolerations": {"type": "array", "items": {"type": "object"}},
+            "image": _image_schema(),
+            **_namespaces_schema(),
+            **_pod_schema(),
         },
+    }
+
+
+def _image_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["repository"],
+        "properties": {
+            "repository": {
+                "description": "the operator image without tag, e.g. registry.example.com/t9k-operator",
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 255,
+                "pattern": IMAGE_REPOSITORY_PATTERN,
+            },
+            "tag": {
+                "description": "the image tag; empty: the chart's appVersion",
+                "type": "string",
+                "pattern": f"^$|{IMAGE_TAG_PATTERN}",
+            },
+            "digest": {
+                "description": "sha256:<64 hex digits>; when set it is used instead of the tag",
+                "type": "string",
+                "pattern": f"^$|{IMAGE_DIGEST_PATTERN}",
+            },
+        },
+    }
+
+
+def _namespaces_schema() -> dict[str, Any]:
+    """namespace, createNamespace, watchNamespace and networkPolicy."""
+    namespace = {
+        "type": "string",
+        "pattern": NAMESPACE_PATTERN,
+        "maxLength": 63,
+    }
+    return {
+        "namespace": {
+            **namespace,
+            "description": "the namespace the operator runs in (and its Lease lives in)",
+            "minLength": 1,
+        },
+        "createNamespace": {
+            "description": "render the Namespace object (false when it exists already)",
+            "type": "boolean",
+        },
+        "watchNamespace": {
+            "description": "reconcile only the jobs of this namespace, with a Role there"
+            " instead of the ClusterRole; empty: every namespace",
+            "type": "string",
+            "pattern": f"^$|{NAMESPACE_PATTERN}",
+            "maxLength": 63,
+        },
+        "networkPolicy": {
+            "description": "also render a NetworkPolicy: only the health port is"
+            " reachable, from namespaces labelled metrics=enabled",
+            "type": "boolean",
+        },
+    }
+
+
+def _pod_schema() -> dict[str, Any]:
+    """replicas, resources, and the pod's scheduling and pulling fields."""
+    resource_list = {
+        "type": "object",
+        "additionalProperties": {"type": ["string", "number"], "pattern": r"^[0-9A-Za-z.+-]+$"},
+    }
+    return {
+        "replicas": {
+            "description": "operator pods; only the Lease holder acts, the others stand by",
+            "type": "integer",
+            "minimum": 0,
+            "maximum": MAX_REPLICAS,
+        },
+        "resources": {
+            "description": "the operator container's resources",
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"requests": resource_list, "limits": resource_list},
+        },
+        "imagePullSecrets": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["name"],
+                "additionalProperties": False,
+                "properties": {"name": {"type": "string", "pattern": NAMESPACE_PATTERN}},
+            },
+        },
+        "nodeSelector": {
+            "type": "object",
+            "additionalProperties": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]{0,63}$"},
+        },
+        "affinity": {"type": "object"},
+        "tolerations": {"type": "array", "items": {"type": "object"}},
     }
 
 
@@ -552,23 +621,19 @@ def helm_chart_files(
     install_manifests(image, namespace, watch_namespace=watch_namespace)  # validates them
     cluster = install_manifests(_IMAGE, _NS)
     scoped = install_manifests(_IMAGE, _NS, watch_namespace=_WATCH)
-    cluster_keys = {_key(o) for o in cluster}
-    scoped_keys = {_key(o) for o in scoped}
-    (deployment,) = [o for o in cluster if o["kind"] == "Deployment"]
-    (scoped_deployment,) = [o for o in scoped if o["kind"] == "Deployment"]
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    values: dict[str, Any] = {
-        "image": split_image(image),
-        "namespace": namespace,
-        "createNamespace": True,
-        "watchNamespace": watch_namespace or "",
-        "networkPolicy": False,
-        "replicas": deployment["spec"]["replicas"],
-        "resources": container["resources"],
-    }
-
     files: dict[str, str] = {}
-    files["Chart.yaml"] = _HELM_GENERATED + dump_documents(
+    files["Chart.yaml"] = _chart_yaml()
+    files["values.yaml"] = _values_yaml(_values(image, namespace, watch_namespace, cluster))
+    files["values.schema.json"] = json.dumps(_schema(), indent=2) + "\n"
+    files["templates/_helpers.tpl"] = _helpers_tpl()
+    files["templates/NOTES.txt"] = _NOTES
+    files.update(_manifest_templates(cluster, scoped))
+    files["templates/network-policy.yaml"] = _network_policy_template()
+    return files
+
+
+def _chart_yaml() -> str:
+    return _HELM_GENERATED + dump_documents(
         [
             {
                 "apiVersion": "v2",
@@ -581,8 +646,27 @@ def helm_chart_files(
             }
         ]
     ).removeprefix("---\n")
-    files["values.yaml"] = _values_yaml(values)
-    files["values.schema.json"] = json.dumps(_schema(), indent=2) + "\n"
+
+
+def _values(
+    image: str, namespace: str, watch_namespace: str | None, cluster: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The chart's default values: those of `t9k-sdk install` with the same options."""
+    (deployment,) = [o for o in cluster if o["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    return {
+        "image": split_image(image),
+        "namespace": namespace,
+        "createNamespace": True,
+        "watchNamespace": watch_namespace or "",
+        "networkPolicy": False,
+        "replicas": deployment["spec"]["replicas"],
+        "resources": container["resources"],
+    }
+
+
+def _helpers_tpl() -> str:
+    """templates/_helpers.tpl, with the patterns the values are checked against."""
     helpers = _HELPERS
     for name, pattern in (
         ("NAMESPACE_PATTERN", NAMESPACE_PATTERN),
@@ -591,48 +675,74 @@ def helm_chart_files(
         ("IMAGE_DIGEST_PATTERN", IMAGE_DIGEST_PATTERN),
     ):
         helpers = helpers.replace(f'"{name}"', json.dumps(pattern))
-    files["templates/_helpers.tpl"] = helpers
-    files["templates/NOTES.txt"] = _NOTES
+    return helpers
 
-    header = "{{- /* Generated from t9k_sdk/install.py by `t9k-sdk install --helm-chart`; do not edit. */}}\n"
+
+_TEMPLATE_HEADER = "{{- /* Generated from t9k_sdk/install.py by `t9k-sdk install --helm-chart`; do not edit. */}}\n"
+
+
+def _manifest_templates(
+    cluster: list[dict[str, Any]], scoped: list[dict[str, Any]]
+) -> dict[str, str]:
+    """The install's files: the CRDs as they are (crds/), the rest as templates/."""
+    files: dict[str, str] = {}
     for path, objects in _grouped(cluster).items():
         if path.startswith("crds/"):
             # `---` first: `helm show crds` concatenates the files as they are
             files[path] = _HELM_GENERATED + "---\n" + dump_documents(objects)
         elif path == "namespace.yaml":
-            files[f"templates/{path}"] = (
-                header
-                + "{{- if .Values.createNamespace }}\n"
-                + "{{- if eq .Values.namespace .Release.Namespace }}\n"
-                + '{{- fail (printf "createNamespace=true makes the chart create namespace %s, but'
-                " Helm already uses it for the release (-n %s): set createNamespace=false, or"
-                ' install the release in another namespace" .Values.namespace .Release.Namespace) }}\n'
-                + "{{- end }}\n"
-                + _template_text(objects)
-                + "{{- end }}\n"
-            )
+            files[f"templates/{path}"] = _namespace_template(objects)
         elif path == "deployment.yaml":
-            files[f"templates/{path}"] = header + _deployment_template(
+            (deployment,) = [o for o in cluster if o["kind"] == "Deployment"]
+            (scoped_deployment,) = [o for o in scoped if o["kind"] == "Deployment"]
+            files[f"templates/{path}"] = _TEMPLATE_HEADER + _deployment_template(
                 _helm_deployment(deployment), _helm_deployment(scoped_deployment)
             )
         elif path == "rbac.yaml":
-            only_cluster = [o for o in objects if _key(o) not in scoped_keys]
-            only_scoped = [o for o in scoped if _key(o) not in cluster_keys]
-            assert len(only_cluster) == len(objects)
-            files[f"templates/{path}"] = (
-                header
-                + "{{- if .Values.watchNamespace }}\n"
-                + _template_text(only_scoped)
-                + "{{- else }}\n"
-                + _template_text(only_cluster)
-                + "{{- end }}\n"
-            )
+            files[f"templates/{path}"] = _rbac_template(objects, cluster, scoped)
         else:
-            files[f"templates/{path}"] = header + _template_text(objects)
-    files["templates/network-policy.yaml"] = (
-        header
+            files[f"templates/{path}"] = _TEMPLATE_HEADER + _template_text(objects)
+    return files
+
+
+def _namespace_template(objects: list[dict[str, Any]]) -> str:
+    """The Namespace, with createNamespace; never the release's own namespace."""
+    return (
+        _TEMPLATE_HEADER
+        + "{{- if .Values.createNamespace }}\n"
+        + "{{- if eq .Values.namespace .Release.Namespace }}\n"
+        + '{{- fail (printf "createNamespace=true makes the chart create namespace %s, but'
+        " Helm already uses it for the release (-n %s): set createNamespace=false, or"
+        ' install the release in another namespace" .Values.namespace .Release.Namespace) }}\n'
+        + "{{- end }}\n"
+        + _template_text(objects)
+        + "{{- end }}\n"
+    )
+
+
+def _rbac_template(
+    objects: list[dict[str, Any]], cluster: list[dict[str, Any]], scoped: list[dict[str, Any]]
+) -> str:
+    """The ClusterRole and its binding, or with watchNamespace the Role and RoleBinding."""
+    cluster_keys = {_key(o) for o in cluster}
+    scoped_keys = {_key(o) for o in scoped}
+    only_cluster = [o for o in objects if _key(o) not in scoped_keys]
+    only_scoped = [o for o in scoped if _key(o) not in cluster_keys]
+    assert len(only_cluster) == len(objects)
+    return (
+        _TEMPLATE_HEADER
+        + "{{- if .Values.watchNamespace }}\n"
+        + _template_text(only_scoped)
+        + "{{- else }}\n"
+        + _template_text(only_cluster)
+        + "{{- end }}\n"
+    )
+
+
+def _network_policy_template() -> str:
+    return (
+        _TEMPLATE_HEADER
         + "{{- if .Values.networkPolicy }}\n"
         + _template_text([network_policy(_NS)])
         + "{{- end }}\n"
     )
-    return files
