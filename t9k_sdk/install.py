@@ -211,7 +211,6 @@ def _api_access_volume() -> dict[str, Any]:
 
 
 def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict[str, Any]:
-    probe = {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 10}
     selector = {"app.kubernetes.io/name": NAME}
     return {
         "apiVersion": "apps/v1",
@@ -236,9 +235,9 @@ def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict
                 },
                 "spec": {
                     "serviceAccountName": NAME,
-                    # The token is mounted below, in the operator's container only, rather
-                    # than by the ServiceAccount admission plugin: the same files at the same
-                    # path, on clusters that turn automounting off too.
+                    # The token is mounted in the operator's container only (_operator_container)
+                    # rather than by the ServiceAccount admission plugin: the same files at the
+                    # same path, on clusters that turn automounting off too.
                     "automountServiceAccountToken": False,
                     "securityContext": {
                         "runAsNonRoot": True,
@@ -247,47 +246,7 @@ def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict
                         "seccompProfile": {"type": "RuntimeDefault"},
                     },
                     "terminationGracePeriodSeconds": 30,
-                    "containers": [
-                        {
-                            "name": "operator",
-                            "image": image,
-                            "args": [
-                                "--leader-elect",
-                                f"--health-port={HEALTH_PORT}",
-                                "--log-format=json",
-                                *([f"--namespace={watch_namespace}"] if watch_namespace else []),
-                            ],
-                            "env": [
-                                {
-                                    "name": "POD_NAMESPACE",
-                                    "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
-                                }
-                            ],
-                            "ports": [{"name": "health", "containerPort": HEALTH_PORT}],
-                            "livenessProbe": {**probe, "initialDelaySeconds": 5},
-                            "readinessProbe": {
-                                "httpGet": {"path": "/readyz", "port": "health"},
-                                "periodSeconds": 5,
-                            },
-                            "resources": {
-                                "requests": {"cpu": "100m", "memory": "128Mi"},
-                                "limits": {"cpu": "1", "memory": "512Mi"},
-                            },
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                            "volumeMounts": [
-                                {"name": "tmp", "mountPath": "/tmp"},
-                                {
-                                    "name": "api-access",
-                                    "mountPath": _TOKEN_DIR,
-                                    "readOnly": True,
-                                },
-                            ],
-                        }
-                    ],
+                    "containers": [_operator_container(image, watch_namespace)],
                     "volumes": [
                         {"name": "tmp", "emptyDir": {"sizeLimit": "64Mi"}},
                         _api_access_volume(),
@@ -295,6 +254,50 @@ def _deployment(image: str, namespace: str, watch_namespace: str | None) -> dict
                 },
             },
         },
+    }
+
+
+def _operator_container(image: str, watch_namespace: str | None) -> dict[str, Any]:
+    """The operator's container: its arguments, probes, resources, and the API token mount."""
+    probe = {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 10}
+    return {
+        "name": "operator",
+        "image": image,
+        "args": [
+            "--leader-elect",
+            f"--health-port={HEALTH_PORT}",
+            "--log-format=json",
+            *([f"--namespace={watch_namespace}"] if watch_namespace else []),
+        ],
+        "env": [
+            {
+                "name": "POD_NAMESPACE",
+                "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+            }
+        ],
+        "ports": [{"name": "health", "containerPort": HEALTH_PORT}],
+        "livenessProbe": {**probe, "initialDelaySeconds": 5},
+        "readinessProbe": {
+            "httpGet": {"path": "/readyz", "port": "health"},
+            "periodSeconds": 5,
+        },
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "128Mi"},
+            "limits": {"cpu": "1", "memory": "512Mi"},
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [
+            {"name": "tmp", "mountPath": "/tmp"},
+            {
+                "name": "api-access",
+                "mountPath": _TOKEN_DIR,
+                "readOnly": True,
+            },
+        ],
     }
 
 
