@@ -82,27 +82,7 @@ class T9kOperator(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         given = args or {}
-        unknown = unknown_keys_error(
-            "T9kOperator", resource_name, given, list(T9kOperatorArgs.__annotations__)
-        )
-        if unknown is not None:
-            raise unknown
-        subject = f"T9kOperator {resource_name!r}"
-        image = checked_input(
-            subject, "image", given.get("image", install.DEFAULT_IMAGE), install.validate_image
-        )
-        namespace = checked_input(
-            subject,
-            "namespace",
-            given.get("namespace", install.DEFAULT_NAMESPACE),
-            install.validate_namespace,
-        )
-        watch = checked_input(
-            subject,
-            "watch_namespace",
-            given.get("watch_namespace"),
-            lambda value: install.validate_namespace(value, "watch namespace"),
-        )
+        image, namespace, watch = _checked_args(resource_name, given)
         # An Output stands in the manifests as its placeholder; `with_outputs` puts the Output
         # back into the children's inputs, so they get its (checked) value.
         namespace_text = _stand_in(namespace)
@@ -114,43 +94,89 @@ class T9kOperator(pulumi.ComponentResource):
         by_kind: dict[str, list[dict[str, Any]]] = {}
         for manifest in self.manifests:
             by_kind.setdefault(manifest["kind"], []).append(manifest)
-
-        def child(*depends_on: pulumi.Resource, retain: bool = False) -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(
-                parent=self, depends_on=list(depends_on), retain_on_delete=retain
+        ns_name, created = self._create_namespace(
+            resource_name, by_kind, namespace_text, given.get("create_namespace", True)
+        )
+        self.namespace = pulumi.Output.from_input(ns_name)
+        self.crds = self._create_crds(resource_name, by_kind, given.get("retain_crds", True))
+        bindings = self._create_rbac(resource_name, by_kind, ns_name, created)
+        deployment = by_kind["Deployment"][0]
+        self.deployment = k8s.apps.v1.Deployment(
+            f"{resource_name}-deployment",
+            metadata=_in_namespace(deployment["metadata"], ns_name),
+            spec=with_outputs(deployment["spec"]),
+            opts=self._child(*bindings, *self.crds.values()),
+        )
+        self.network_policy = None
+        if given.get("network_policy", False):
+            policy = install.network_policy(namespace_text)
+            self.network_policy = k8s.networking.v1.NetworkPolicy(
+                f"{resource_name}-network-policy",
+                metadata=_in_namespace(policy["metadata"], ns_name),
+                spec=policy["spec"],
+                opts=self._child(),
             )
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "deployment": self.deployment.metadata.apply(lambda m: m.name),
+                "crds": [c.metadata.apply(lambda m: m.name) for c in self.crds.values()],
+            }
+        )
 
+    def _child(self, *depends_on: pulumi.Resource, retain: bool = False) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions(
+            parent=self, depends_on=list(depends_on), retain_on_delete=retain
+        )
+
+    def _create_namespace(
+        self,
+        resource_name: str,
+        by_kind: dict[str, list[dict[str, Any]]],
+        namespace_text: Any,
+        create: bool,
+    ) -> tuple[pulumi.Input[str], list[pulumi.Resource]]:
+        """The namespace's name for the children, and the Namespace if this stack creates it."""
         ns_name: pulumi.Input[str] = with_outputs(namespace_text)
         created: list[pulumi.Resource] = []
-        if given.get("create_namespace", True):
+        if create:
             ns = k8s.core.v1.Namespace(
                 f"{resource_name}-namespace",
                 metadata=with_outputs(by_kind["Namespace"][0]["metadata"]),
-                opts=child(),
+                opts=self._child(),
             )
             ns_name = ns.metadata.apply(lambda m: str(m.name))
             created.append(ns)
-        self.namespace = pulumi.Output.from_input(ns_name)
+        return ns_name, created
 
-        retain = given.get("retain_crds", True)
-        self.crds = {}
+    def _create_crds(
+        self, resource_name: str, by_kind: dict[str, list[dict[str, Any]]], retain: bool
+    ) -> dict[str, k8s.apiextensions.v1.CustomResourceDefinition]:
+        crds = {}
         for crd in by_kind["CustomResourceDefinition"]:
             kind = crd["spec"]["names"]["kind"]
-            self.crds[kind] = k8s.apiextensions.v1.CustomResourceDefinition(
+            crds[kind] = k8s.apiextensions.v1.CustomResourceDefinition(
                 f"{resource_name}-{crd['spec']['names']['plural']}",
                 metadata=crd["metadata"],
                 spec=crd["spec"],
-                opts=child(retain=retain),
+                opts=self._child(retain=retain),
             )
+        return crds
 
-        # The install manifests are plain dicts (checked by tests against the API server); Any
-        # keeps them assignable to every pulumi-kubernetes release's TypedDicts.
-        def in_namespace(metadata: dict[str, Any]) -> Any:
-            return {**with_outputs(metadata), "namespace": ns_name}
-
+    def _create_rbac(
+        self,
+        resource_name: str,
+        by_kind: dict[str, list[dict[str, Any]]],
+        ns_name: pulumi.Input[str],
+        created: list[pulumi.Resource],
+    ) -> list[pulumi.Resource]:
+        """The ServiceAccount, the ClusterRole or Roles and their bindings; returns the bindings
+        (the Deployment waits for them)."""
         sa = by_kind["ServiceAccount"][0]
         self.service_account = k8s.core.v1.ServiceAccount(
-            f"{resource_name}-service-account", metadata=in_namespace(sa["metadata"]), opts=child()
+            f"{resource_name}-service-account",
+            metadata=_in_namespace(sa["metadata"], ns_name),
+            opts=self._child(),
         )
         subjects: Any = [{"kind": "ServiceAccount", "name": install.NAME, "namespace": ns_name}]
         self.cluster_role = self.cluster_role_binding = None
@@ -160,7 +186,7 @@ class T9kOperator(pulumi.ComponentResource):
                 f"{resource_name}-cluster-role",
                 metadata=role["metadata"],
                 rules=role["rules"],
-                opts=child(),
+                opts=self._child(),
             )
             binding = by_kind["ClusterRoleBinding"][0]
             self.cluster_role_binding = k8s.rbac.v1.ClusterRoleBinding(
@@ -168,10 +194,20 @@ class T9kOperator(pulumi.ComponentResource):
                 metadata=binding["metadata"],
                 role_ref=binding["roleRef"],
                 subjects=subjects,
-                opts=child(self.cluster_role, self.service_account),
+                opts=self._child(self.cluster_role, self.service_account),
             )
             bindings.append(self.cluster_role_binding)
+        self._create_roles(resource_name, by_kind, subjects, created)
+        bindings.extend(self.role_bindings)
+        return bindings
 
+    def _create_roles(
+        self,
+        resource_name: str,
+        by_kind: dict[str, list[dict[str, Any]]],
+        subjects: Any,
+        created: list[pulumi.Resource],
+    ) -> None:
         # The Roles live in the operator's namespace or the watched one, which may be the same
         # (unknown until an Output resolves): after the namespace this stack creates, if any.
         self.roles, self.role_bindings = [], []
@@ -180,7 +216,7 @@ class T9kOperator(pulumi.ComponentResource):
                 f"{resource_name}-role-{role['metadata']['name']}",
                 metadata=with_outputs(role["metadata"]),
                 rules=role["rules"],
-                opts=child(*created),
+                opts=self._child(*created),
             )
             self.roles.append(made)
             self.role_bindings.append(
@@ -189,33 +225,47 @@ class T9kOperator(pulumi.ComponentResource):
                     metadata=with_outputs(binding["metadata"]),
                     role_ref=binding["roleRef"],
                     subjects=subjects,
-                    opts=child(made, self.service_account),
+                    opts=self._child(made, self.service_account),
                 )
             )
-        bindings.extend(self.role_bindings)
-        deployment = by_kind["Deployment"][0]
-        self.deployment = k8s.apps.v1.Deployment(
-            f"{resource_name}-deployment",
-            metadata=in_namespace(deployment["metadata"]),
-            spec=with_outputs(deployment["spec"]),
-            opts=child(*bindings, *self.crds.values()),
-        )
-        self.network_policy = None
-        if given.get("network_policy", False):
-            policy = install.network_policy(namespace_text)
-            self.network_policy = k8s.networking.v1.NetworkPolicy(
-                f"{resource_name}-network-policy",
-                metadata=in_namespace(policy["metadata"]),
-                spec=policy["spec"],
-                opts=child(),
-            )
-        self.register_outputs(
-            {
-                "namespace": self.namespace,
-                "deployment": self.deployment.metadata.apply(lambda m: m.name),
-                "crds": [c.metadata.apply(lambda m: m.name) for c in self.crds.values()],
-            }
-        )
+
+
+_Checked = str | pulumi.Output[str] | None
+
+
+def _checked_args(
+    resource_name: str, given: T9kOperatorArgs
+) -> tuple[_Checked, _Checked, _Checked]:
+    """The image, namespace and watched namespace, checked (an Output: once it resolves)."""
+    unknown = unknown_keys_error(
+        "T9kOperator", resource_name, given, list(T9kOperatorArgs.__annotations__)
+    )
+    if unknown is not None:
+        raise unknown
+    subject = f"T9kOperator {resource_name!r}"
+    image = checked_input(
+        subject, "image", given.get("image", install.DEFAULT_IMAGE), install.validate_image
+    )
+    namespace = checked_input(
+        subject,
+        "namespace",
+        given.get("namespace", install.DEFAULT_NAMESPACE),
+        install.validate_namespace,
+    )
+    watch = checked_input(
+        subject,
+        "watch_namespace",
+        given.get("watch_namespace"),
+        lambda value: install.validate_namespace(value, "watch namespace"),
+    )
+    return image, namespace, watch
+
+
+def _in_namespace(metadata: dict[str, Any], ns_name: pulumi.Input[str]) -> Any:
+    """`metadata` in the namespace `ns_name`. The install manifests are plain dicts (checked by
+    tests against the API server); Any keeps them assignable to every pulumi-kubernetes
+    release's TypedDicts."""
+    return {**with_outputs(metadata), "namespace": ns_name}
 
 
 def _stand_in(value: str | pulumi.Output[str] | None) -> Any:
