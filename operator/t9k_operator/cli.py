@@ -115,6 +115,16 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _add_api_server_flags(parser)
+    _add_reconciling_flags(parser)
+    _add_leader_election_flags(parser)
+    _add_health_and_log_flags(parser)
+    return parser
+
+
+def _add_api_server_flags(parser: argparse.ArgumentParser) -> None:
+    """--kubeconfig, --context, and the client's limits: requests per second, page size, watch
+    length."""
     api = parser.add_argument_group("API server")
     api.add_argument(
         "--kubeconfig",
@@ -147,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the API server ends each watch after a random number of seconds in this range;"
         " the operator then watches again from where it was (default 300,600)",
     )
+
+
+def _add_reconciling_flags(parser: argparse.ArgumentParser) -> None:
+    """What is reconciled and how often: --namespace, --workers, --resync-seconds."""
     work = parser.add_argument_group("reconciling")
     work.add_argument(
         "--namespace",
@@ -162,6 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=300.0,
         help="reconcile every job at least this often (default 300)",
     )
+
+
+def _add_leader_election_flags(parser: argparse.ArgumentParser) -> None:
+    """The Lease that one replica holds at a time."""
     election = parser.add_argument_group("leader election")
     election.add_argument(
         "--leader-elect",
@@ -175,6 +193,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=_namespace,
         help="(default: $POD_NAMESPACE, the service account's namespace, or `default`)",
     )
+
+
+def _add_health_and_log_flags(parser: argparse.ArgumentParser) -> None:
+    """The health and metrics servers, and the log's level and format."""
     serving = parser.add_argument_group("health and logs")
     serving.add_argument(
         "--health-port",
@@ -203,7 +225,6 @@ def build_parser() -> argparse.ArgumentParser:
     serving.add_argument(
         "--log-format", default="text", choices=("text", "json"), help="(default text)"
     )
-    return parser
 
 
 def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = None) -> int:
