@@ -153,6 +153,17 @@ class OperatorMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        # in the order /metrics lists them
+        self._add_reconcile_metrics()
+        self._add_workqueue_metrics()
+        self._add_request_metrics()
+        self._add_job_launch_metrics()
+        self._add_event_metrics()
+        self._add_process_metrics()
+        self._create_series()
+
+    def _add_reconcile_metrics(self) -> None:
+        """Reconcile passes: how many, by result; the failed ones; how long they take."""
         r = self.registry
         self.reconcile_total = Counter(
             f"{PREFIX}_reconcile_total",
@@ -174,6 +185,10 @@ class OperatorMetrics:
             buckets=RECONCILE_BUCKETS,
             registry=r,
         )
+
+    def _add_workqueue_metrics(self) -> None:
+        """The work queue of job keys: adds, retries, time waiting and time worked."""
+        r = self.registry
         self.queue_adds = Counter(
             f"{PREFIX}_workqueue_adds_total",
             "Job keys put in the work queue (repeated adds of a waiting key coalesce and count once).",
@@ -200,26 +215,40 @@ class OperatorMetrics:
             buckets=QUEUE_BUCKETS,
             registry=r,
         )
+
+    def _add_request_metrics(self) -> None:
+        """Requests to the API server, by status code and method."""
         self.requests = Counter(
             f"{PREFIX}_rest_client_requests_total",
             "Requests to the API server, by HTTP method and status code (code 0: no answer).",
             ["code", "method"],
-            registry=r,
+            registry=self.registry,
         )
+
+    def _add_job_launch_metrics(self) -> None:
+        """Seconds from a job's creation to all its replicas running."""
         self.launch = Histogram(
             f"{PREFIX}_job_launch_duration_seconds",
             "Seconds from a job's creation to all its replicas running (its first move to the"
             " Running phase), observed once per job by the operator that made that move.",
             ["kind"],
             buckets=LAUNCH_BUCKETS,
-            registry=r,
+            registry=self.registry,
         )
+
+    def _add_event_metrics(self) -> None:
+        """Events the background recorder dropped."""
         self.events_dropped_total = Counter(
             f"{PREFIX}_events_dropped_total",
             "Events not recorded because the background recorder's queue was full"
             " (the API server took them slower than the jobs made them).",
-            registry=r,
+            registry=self.registry,
         )
+
+    def _add_process_metrics(self) -> None:
+        """Build info, the scrape-time gauges (`StateCollector`) and the process's own
+        (prometheus_client's process, platform and GC collectors)."""
+        r = self.registry
         build = GaugeMetricFamily(
             f"{PREFIX}_build_info",
             "Always 1; the labels say which operator and Python run.",
@@ -233,7 +262,11 @@ class OperatorMetrics:
         ProcessCollector(registry=r)
         PlatformCollector(registry=r)
         GCCollector(registry=r)
-        for kind in models.JOB_KINDS:  # every series exists from the start (rate() needs two)
+
+    def _create_series(self) -> None:
+        """Every labelled series exists from the start (rate() needs two samples); the queue's
+        children are kept, for the calls made on every job key."""
+        for kind in models.JOB_KINDS:
             self.reconcile_errors.labels(kind)
             self.reconcile_time.labels(kind)
             self.launch.labels(kind)
