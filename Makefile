@@ -31,12 +31,13 @@ fmt: $(STAMP) ## Format the code (black) and apply ruff's safe fixes
 	$(BIN)/ruff check --fix $(PY_SOURCES)
 
 .PHONY: lint
-lint: $(STAMP) actionlint ## black --check, ruff, mypy --strict, import-layer contracts, actionlint on .github/workflows
+lint: $(STAMP) actionlint ## black --check, ruff, mypy --strict, import-layer contracts, no function over 80 lines, actionlint on .github/workflows
 	$(BIN)/black --check --quiet $(PY_SOURCES)
 	$(BIN)/ruff check $(PY_SOURCES)
 	$(BIN)/mypy
 	$(BIN)/mypy bench
 	$(BIN)/lint-imports
+	$(BIN)/python tools/function_length.py t9k_sdk operator/t9k_operator
 	"$$(tools/ensure-lint-binaries.sh --print-dir)/actionlint" .github/workflows/*.yml
 
 .PHONY: actionlint
