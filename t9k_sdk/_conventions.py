@@ -1,8 +1,8 @@
 """The conventions of a T9k job's children: their names, labels, selectors, and which replicas
 a job has (its slots). Everyone who finds or names a job's objects reads them here: the
 reconcile core that creates the objects, the client and the CLI that look them up, and the API
-layer that watches them. A leaf: it imports nothing of the SDK but the wire models and the raw
-object readers.
+layer that watches them. A leaf: it imports nothing of the SDK but the wire models, the raw
+object readers and the kind registry (itself a leaf on the wire models).
 
 Labels follow both vocabularies users meet: T9k's (`genericjob: <job>`,
 `tensorstack.dev/owner-name`, the scheduler's `scheduler.tensorstack.dev/*`) and the KubeDL
@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
+from t9k_sdk import _kinds, models
 from t9k_sdk import _objects as o
-from t9k_sdk import models
 
 __all__ = [
     "ANNOTATION_PREFIX",
@@ -48,7 +48,7 @@ __all__ = [
     "ssh_secret_name",
 ]
 
-_Job: TypeAlias = models.GenericJob | models.DeepSpeedJob | models.ColossalAIJob
+_Job: TypeAlias = _kinds.AnyJob
 
 GROUP: Final = models.GROUP
 FIELD_MANAGER: Final = "t9k-operator"
@@ -73,7 +73,7 @@ SCHED_ROLE: Final = "scheduler.tensorstack.dev/role"
 T9K_SCHEDULER: Final = "t9k-scheduler"
 PODGROUP_API_VERSION: Final = "scheduler.tensorstack.dev/v1beta1"
 
-_KINDS: Final = tuple(kind.lower() for kind in models.JOB_KINDS)
+_KINDS: Final = tuple(k.singular for k in _kinds.JOB_KINDS)
 MANAGED_SELECTOR: Final = f"{COMPONENT} in ({','.join(_KINDS)}),{OWNER_NAME}"
 """Label selector matching every object any job owns (for the operator's watches)."""
 

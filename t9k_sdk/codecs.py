@@ -17,8 +17,9 @@ from typing import Any, Protocol, TextIO, TypeAlias
 
 from pydantic import ValidationError
 
+from t9k_sdk import _kinds, _yaml, _yaml_update, models
 from t9k_sdk import _objects as o
-from t9k_sdk import _yaml, _yaml_update, models
+from t9k_sdk._kinds import AnyJob
 from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
 from t9k_sdk.models import K8sModel
 
@@ -34,7 +35,6 @@ __all__ = [
     "update_yaml",
 ]
 
-AnyJob: TypeAlias = models.GenericJob | models.DeepSpeedJob | models.ColossalAIJob
 Manifest: TypeAlias = dict[str, Any]
 """A manifest: a camelCase dict as `kubectl` and the API server see it."""
 
@@ -83,7 +83,7 @@ def from_manifest(data: Mapping[str, Any]) -> AnyJob:
         )
     subject = _subject(data)
     kind = data.get("kind")
-    cls = models.JOB_KINDS.get(kind) if isinstance(kind, str) else None
+    cls = _model_of(kind)
     if cls is None:
         problem = _kind_problem(kind)
         guess = _case_insensitive_kind(kind)
@@ -91,9 +91,9 @@ def from_manifest(data: Mapping[str, Any]) -> AnyJob:
             raise InvalidManifestError(subject, [problem])
         # Report the rest of the manifest too, validated as the kind it was meant to be.
         try:
-            models.JOB_KINDS[guess].model_validate({**data, "kind": guess})
+            _kinds.by_kind(guess).model.model_validate({**data, "kind": guess})
         except ValidationError as exc:
-            rest = problems_from_validation_error(exc, models.JOB_KINDS[guess])
+            rest = problems_from_validation_error(exc, _kinds.by_kind(guess).model)
             raise InvalidManifestError(subject, [problem, *rest]) from None
         raise InvalidManifestError(subject, [problem])
     api_version = data.get("apiVersion")
@@ -113,12 +113,18 @@ def from_manifest(data: Mapping[str, Any]) -> AnyJob:
         raise InvalidManifestError(subject, problems_from_validation_error(exc, cls)) from None
 
 
+def _model_of(kind: object) -> type[AnyJob] | None:
+    """The wire model class of a registered `kind` (exactly as written); None for any other."""
+    if not isinstance(kind, str) or kind not in _kinds.KIND_NAMES:
+        return None
+    return _kinds.by_kind(kind).model
+
+
 def _kind_problem(kind: object) -> Problem:
-    known = [*models.JOB_KINDS, *models.LIST_KINDS]
+    names = _kinds.KIND_NAMES
+    known = [*names, *(k.list_kind for k in _kinds.JOB_KINDS)]
     if kind is None:
-        return Problem(
-            "kind", f"required field is missing; expected one of {', '.join(models.JOB_KINDS)}"
-        )
+        return Problem("kind", f"required field is missing; expected one of {', '.join(names)}")
     hint = ""
     if isinstance(kind, str):
         lowered = {k.lower(): k for k in known}
@@ -129,14 +135,14 @@ def _kind_problem(kind: object) -> Problem:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
     return Problem(
         "kind",
-        f"{kind!r} is not a T9k job kind; expected one of {', '.join(models.JOB_KINDS)}{hint}",
+        f"{kind!r} is not a T9k job kind; expected one of {', '.join(names)}{hint}",
     )
 
 
 def _case_insensitive_kind(kind: object) -> str | None:
     if not isinstance(kind, str):
         return None
-    return next((k for k in models.JOB_KINDS if k.lower() == kind.lower()), None)
+    return next((k for k in _kinds.KIND_NAMES if k.lower() == kind.lower()), None)
 
 
 def _items(doc: Mapping[str, Any], index: int) -> list[Mapping[str, Any]]:

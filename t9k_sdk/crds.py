@@ -18,7 +18,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from t9k_sdk import models
+from t9k_sdk import _kinds, models
+from t9k_sdk._kinds import AnyJob, PrinterColumn
 
 __all__ = ["CATEGORY", "core_definitions", "crd_for", "generate_crds", "structural_schema"]
 
@@ -70,31 +71,14 @@ _TEMPLATE_METADATA: dict[str, Any] = {
     },
 }
 
-_PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
-    "GenericJob": [
-        {"name": "Running", "type": "integer", "jsonPath": ".status.aggregate.running",
-         "description": "Replicas running"},
-        {"name": "Succeeded", "type": "integer", "jsonPath": ".status.aggregate.succeeded",
-         "description": "Replicas succeeded"},
-        {"name": "Failed", "type": "integer", "jsonPath": ".status.aggregate.failed",
-         "description": "Replicas failed"},
-    ],
-    "DeepSpeedJob": [
-        {"name": "Workers", "type": "integer", "jsonPath": ".spec.worker.replicas",
-         "description": "Worker replicas requested"},
-        {"name": "Running", "type": "integer", "jsonPath": ".status.aggregate.running",
-         "description": "Replicas running"},
-        {"name": "Restarts", "type": "integer", "jsonPath": ".status.backoffCount",
-         "description": "Restarts performed (runPolicy.backoffLimit bounds them)"},
-    ],
-    "ColossalAIJob": [
-        {"name": "Workers", "type": "integer",
-         "jsonPath": '.spec.replicaSpecs[?(@.type=="worker")].replicas',
-         "description": "Worker replicas requested"},
-        {"name": "Running", "type": "integer", "jsonPath": ".status.aggregate.running",
-         "description": "Replicas running"},
-    ],
-}  # fmt: skip
+
+def _column(column: PrinterColumn) -> dict[str, Any]:
+    return {
+        "name": column.name,
+        "type": column.type,
+        "jsonPath": column.json_path,
+        "description": column.description,
+    }
 
 
 @cache
@@ -270,16 +254,15 @@ def _clean(node: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def crd_for(
-    model: type[models.GenericJob | models.DeepSpeedJob | models.ColossalAIJob],
-) -> dict[str, Any]:
+def crd_for(model: type[AnyJob]) -> dict[str, Any]:
     """The CustomResourceDefinition of one job kind."""
-    kind = model.KIND
+    registered = _kinds.by_kind(model.KIND)
+    kind = registered.kind
     schema = structural_schema(model)
     columns = [
         {"name": "Phase", "type": "string", "jsonPath": ".status.phase",
          "description": "Where the job is in its lifecycle"},
-        *_PRINTER_COLUMNS[kind],
+        *map(_column, registered.printer_columns),
         {"name": "Ready", "type": "string", "priority": 1,
          "jsonPath": '.status.conditions[?(@.type=="Ready")].status',
          "description": "The Ready condition GitOps tools read (kubectl get -o wide)"},
@@ -288,15 +271,15 @@ def crd_for(
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{model.PLURAL}.{models.GROUP}"},
+        "metadata": {"name": f"{registered.plural}.{models.GROUP}"},
         "spec": {
             "group": models.GROUP,
             "names": {
                 "kind": kind,
-                "listKind": f"{kind}List",
-                "plural": model.PLURAL,
-                "singular": kind.lower(),
-                "shortNames": [model.SHORT_NAME],
+                "listKind": registered.list_kind,
+                "plural": registered.plural,
+                "singular": registered.singular,
+                "shortNames": [registered.short_name],
                 "categories": [CATEGORY],
             },
             "scope": "Namespaced",
@@ -315,5 +298,5 @@ def crd_for(
 
 
 def generate_crds() -> list[dict[str, Any]]:
-    """The CRDs of GenericJob, DeepSpeedJob and ColossalAIJob, in that order."""
-    return [crd_for(models.GenericJob), crd_for(models.DeepSpeedJob), crd_for(models.ColossalAIJob)]
+    """The CRDs of every job kind: GenericJob, DeepSpeedJob and ColossalAIJob, in that order."""
+    return [crd_for(k.model) for k in _kinds.JOB_KINDS]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from t9k_sdk import codecs, crds, models
+from t9k_sdk import _kinds, codecs, crds, models
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning, Problem
 from t9k_sdk.models.batch_v1beta1 import _legacy_colossalai
 from t9k_sdk.reconcile import bootstrap
@@ -119,7 +119,7 @@ def _problems(data: Mapping[str, Any]) -> list[Problem]:
         problems.extend(exc.problems)
         checked = _converted(data)
     kind = data.get("kind") if isinstance(data, Mapping) else None
-    cls = models.JOB_KINDS.get(kind) if isinstance(kind, str) else None
+    cls = _kinds.by_kind(kind).model if kind in _kinds.KIND_NAMES else None
     if cls is not None:
         known = {p.path for p in problems}
         for problem in _schema_problems(cls, checked):
@@ -132,7 +132,7 @@ def _problems(data: Mapping[str, Any]) -> list[Problem]:
 
 @cache
 def _schema(kind: str) -> dict[str, Any]:
-    schema = crds.structural_schema(models.JOB_KINDS[kind])
+    schema = crds.structural_schema(_kinds.by_kind(kind).model)
     meta = crds.core_definitions()["meta.ObjectMeta"]
     return {**schema, "properties": {**schema["properties"], "metadata": meta}}
 
@@ -227,14 +227,15 @@ def manifest_warnings(data: Mapping[str, Any]) -> list[Problem]:
       (0): it is never restarted, which is probably not what `Always` meant;
     * a GenericJob that uses `$(service...)` variables without `spec.service`: its pods get the
       text as written, not a host name or port;
-    * a DeepSpeedJob's or ColossalAIJob's `T9K_*` variable: the operator sets these itself, and
-      takes only `T9K_BARRIER_TIMEOUT` from the user (whole seconds, 1 to 86400);
+    * a `T9K_*` variable of a kind that launches over SSH (DeepSpeedJob, ColossalAIJob): the
+      operator sets these itself, and takes only `T9K_BARRIER_TIMEOUT` from the user (whole
+      seconds, 1 to 86400);
     * what the API reference allows and T9k's manuals do not: `restartPolicy.policy: ExitCode`
       on a GenericJob or ColossalAIJob replica, a DeepSpeed `--launcher` other than pdsh;
     * a ColossalAIJob script argument with shell syntax (`--flag='two words'`), which reaches the
       script as written here and through a shell in T9k."""
     kind = data.get("kind")
-    out = _t9k_env_warnings(data) if kind in ("DeepSpeedJob", "ColossalAIJob") else []
+    out = _t9k_env_warnings(data) if kind in _kinds.SSH_KINDS else []
     if kind == "ColossalAIJob":
         out += _shell_syntax_warnings(data)
     if kind in ("GenericJob", "ColossalAIJob"):

@@ -40,8 +40,8 @@ from t9k_operator.memory import JobKey, JobMemory, job_key_str
 from t9k_operator.sshkeys import generate_ssh_key
 from t9k_operator.workqueue import Backoff, QueueMetrics, WorkQueue
 from t9k_sdk import _conventions as names
+from t9k_sdk import _kinds
 from t9k_sdk import _objects as o
-from t9k_sdk import models
 from t9k_sdk._kube.api_error import ApiError
 from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
@@ -69,8 +69,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-SSH_KINDS = frozenset({models.DeepSpeedJob.KIND, models.ColossalAIJob.KIND})
-"""Kinds whose pods reach each other over SSH and so need a key pair in `<job>-ssh`."""
+SSH_KINDS = frozenset(_kinds.SSH_KINDS)
+"""Kinds whose pods reach each other over SSH and so need a key pair in `<job>-ssh` (the kinds
+registered with `ssh=True` in `t9k_sdk._kinds`)."""
 
 
 class ReconcileFn(Protocol):

@@ -1,7 +1,7 @@
 """The API resources the SDK and the operator read and write, described as plain data.
 
-A `Resource` turns into REST paths; the job resources come from `t9k_sdk.models.JOB_KINDS` (the
-one definition of group, version, plurals and kinds). Importing this module needs no Kubernetes
+A `Resource` turns into REST paths; the job resources come from the kind registry
+(`t9k_sdk._kinds.JOB_KINDS`, with group and version from `t9k_sdk.models`). Importing this module needs no Kubernetes
 client: the controller, the tests and the tools use these descriptors as data.
 """
 
@@ -12,7 +12,7 @@ from typing import Final
 from urllib.parse import quote
 
 from t9k_sdk import _conventions as conventions
-from t9k_sdk import models
+from t9k_sdk import _kinds, models
 
 __all__ = [
     "CHILD_RESOURCES",
@@ -71,10 +71,9 @@ class Resource:
 
 
 JOB_RESOURCES: Final = tuple(
-    Resource(models.GROUP, models.VERSION, cls.PLURAL, cls.KIND)
-    for cls in models.JOB_KINDS.values()
+    Resource(models.GROUP, models.VERSION, k.plural, k.kind) for k in _kinds.JOB_KINDS
 )
-"""The three job kinds (`GenericJob`, `DeepSpeedJob`, `ColossalAIJob`), in that order."""
+"""The job kinds (`GenericJob`, `DeepSpeedJob`, `ColossalAIJob`), in the registry's order."""
 
 PODS: Final = Resource("", "v1", "pods", "Pod")
 SERVICES: Final = Resource("", "v1", "services", "Service")

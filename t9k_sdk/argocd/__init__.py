@@ -1,8 +1,8 @@
-"""Argo CD resource health checks for the three job kinds (the Lua in this package, and its uses).
+"""Argo CD resource health checks for the job kinds (the Lua in this package, and its uses).
 
-    health_lua()          -> the script (health.lua, the same for GenericJob, DeepSpeedJob and
-                             ColossalAIJob)
-    argocd_cm_patch()     -> the argocd-cm ConfigMap patch that installs it for the three kinds
+    health_lua()          -> the script (health.lua, the same for every kind: GenericJob,
+                             DeepSpeedJob and ColossalAIJob)
+    argocd_cm_patch()     -> the argocd-cm ConfigMap patch that installs it for every kind
     deploy_files()        -> {path: text} of deploy/argocd/: the script in Argo CD's
                              resource_customizations layout and the patch
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 from importlib import resources
 from typing import Any
 
+from t9k_sdk import _kinds, models
 from t9k_sdk._yaml import dump_documents
 
 __all__ = [
@@ -30,8 +31,9 @@ __all__ = [
     "script_path",
 ]
 
-GROUP = "batch.tensorstack.dev"
-KINDS = ("GenericJob", "DeepSpeedJob", "ColossalAIJob")
+GROUP = models.GROUP
+KINDS = _kinds.KIND_NAMES
+"""The kinds that get the health check: every registered job kind."""
 ARGOCD_CM = "argocd-cm"
 PATCH_FILE = "argocd-cm-patch.yaml"
 _HEADER = (
@@ -59,7 +61,7 @@ def script_path(kind: str) -> str:
 
 
 def argocd_cm_patch() -> dict[str, Any]:
-    """The patch of Argo CD's `argocd-cm` ConfigMap that adds the three health checks.
+    """The patch of Argo CD's `argocd-cm` ConfigMap that adds the health check of every kind.
 
     It names no namespace, so kustomize applies it to `argocd-cm` in whatever namespace Argo CD
     was installed (`patches: [{path: argocd-cm-patch.yaml}]`), and `kubectl patch configmap

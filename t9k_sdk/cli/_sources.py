@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import BaseModel, ValidationError
 
-from t9k_sdk import _yaml, codecs, models
+from t9k_sdk import _kinds, _yaml, codecs, models
 from t9k_sdk.cli._errors import UsageError, say
 from t9k_sdk.cli._kustomize import is_kustomization, kustomization_differences
 from t9k_sdk.errors import (
@@ -83,23 +83,19 @@ if TYPE_CHECKING:
         | builders.DeepSpeedJob
         | builders.ColossalAIJob
         | builders.TorchrunJob
-        | models.GenericJob
-        | models.DeepSpeedJob
-        | models.ColossalAIJob
+        | codecs.AnyJob
     )
 
 
 def _job_types(*, wire_first: bool = False) -> tuple[type[_Job], ...]:
-    """The classes of the jobs a Python source may define: the builders (imported here, when a
-    Python source is read: YAML inputs need none of them) and the wire models."""
+    """The classes of the jobs a Python source may define: the builders of every registered kind
+    (imported here, when a Python source is read: YAML inputs need none of them) and the wire
+    models."""
     from t9k_sdk import builders
 
-    wire = (models.GenericJob, models.DeepSpeedJob, models.ColossalAIJob)
-    built = (
-        builders.GenericJob,
-        builders.DeepSpeedJob,
-        builders.ColossalAIJob,
-        builders.TorchrunJob,
+    wire: tuple[type[_Job], ...] = _kinds.MODELS
+    built: tuple[type[_Job], ...] = tuple(
+        getattr(builders, name) for k in _kinds.JOB_KINDS for name in k.builders
     )
     return (*wire, *built) if wire_first else (*built, *wire)
 

@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, cast, 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from t9k_sdk import _kinds, builders, codecs, models
 from t9k_sdk import _objects as o
-from t9k_sdk import builders, codecs, models
 from t9k_sdk._duration import parse_duration
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.errors import InvalidManifestError, Problem
@@ -429,14 +429,16 @@ def _resolved(
     )
 
 
+def _builders() -> tuple[type[codecs.Buildable], ...]:
+    """The builders of every registered kind (`t9k_sdk.GenericJob`, `TorchrunJob`, ...)."""
+    return tuple(getattr(builders, name) for k in _kinds.JOB_KINDS for name in k.builders)
+
+
 def _job_model(kind: str, job: object) -> AnyJob:
     """The wire model of `job`, which must be a builder or wire model of `kind`."""
-    if isinstance(job, models.GenericJob | models.DeepSpeedJob | models.ColossalAIJob):
+    if isinstance(job, _kinds.MODELS):
         model: AnyJob = job
-    elif isinstance(
-        job,
-        builders.GenericJob | builders.TorchrunJob | builders.DeepSpeedJob | builders.ColossalAIJob,
-    ):
+    elif isinstance(job, _builders()):
         model = job.build()
     else:
         raise TypeError(
