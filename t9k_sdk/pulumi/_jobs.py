@@ -229,72 +229,17 @@ class _JobComponent(pulumi.ComponentResource):
     def __init__(
         self, resource_name: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
     ) -> None:
-        if not isinstance(args, Mapping):
-            raise TypeError(
-                f"{self.KIND} {resource_name!r}: args must be a dict such as"
-                f' {{"job": ...}}; got {describe(args)}'
-            )
-        known = ["job", *(k for k in _JobArgsBase.__annotations__ if k != "job")]
-        unknown = unknown_keys_error(self.KIND, resource_name, args, known)
-        if unknown is not None:
-            raise unknown
+        _check_keys(self.KIND, resource_name, args)
         subject = f"{self.KIND} {resource_name!r}"
         job = _job_model(self.KIND, args.get("job"))
-        debug = _debug(job)
-
-        def phase_of(value: str) -> AwaitPhase:
-            phase = _await_phase(value)
-            if phase == "Succeeded" and debug:
-                raise ValueError(
-                    "a job in debug mode never finishes by itself;"
-                    ' await "Running" (or nothing) instead of "Succeeded"'
-                )
-            return phase
-
-        await_phase = checked_input(subject, "await_phase", args.get("await_phase"), phase_of)
-        timeout = args.get("timeout")
-        if timeout is not None and await_phase is None:
-            given = repr(timeout) if isinstance(timeout, str) else f"<{describe(timeout)}>"
-            raise ValueError(
-                f'{subject}: timeout={given} only applies with await_phase ("Running" or'
-                ' "Succeeded")'
-            )
-        seconds = checked_input(
-            subject,
-            "timeout",
-            DEFAULT_TIMEOUT if timeout is None else timeout,
-            lambda value: str(parse_timeout(value)),
-        )
+        await_phase, seconds = _await_inputs(subject, args, debug=_debug(job))
         namespace = checked_input(subject, "namespace", args.get("namespace"), validate_namespace)
-        operator = args.get("operator")
-        extra: list[pulumi.Resource] = []
-        if operator is not None:
-            if not isinstance(operator, T9kOperator):
-                raise TypeError(
-                    f"{subject}: operator must be a t9k_sdk.pulumi.T9kOperator;"
-                    f" got {type(operator).__name__}"
-                )
-            extra = [operator.crds[self.KIND], operator.deployment]
+        extra = _operator_dependencies(subject, self.KIND, args.get("operator"))
 
         super().__init__(f"t9k:batch:{self.KIND}", resource_name, {}, opts)
 
         self.manifest = codecs.to_manifest(job)
-        metadata: dict[str, Any] = dict(self.manifest["metadata"])
-        if namespace is not None:
-            metadata["namespace"] = namespace
-        if await_phase is not None:
-            paused = _paused(job)
-            wait_for = (
-                await_phase.apply(lambda phase: _wait_for(phase, paused))
-                if isinstance(await_phase, pulumi.Output)
-                else _wait_for(await_phase, paused)
-            )
-            metadata["annotations"] = {
-                **metadata.get("annotations", {}),
-                WAIT_FOR: wait_for,
-                TIMEOUT_SECONDS: seconds,
-            }
-
+        metadata = _metadata(self.manifest, job, namespace, await_phase, seconds)
         child = pulumi.ResourceOptions.merge(
             pulumi.ResourceOptions(depends_on=opts.depends_on if opts else None),
             pulumi.ResourceOptions(
@@ -319,6 +264,12 @@ class _JobComponent(pulumi.ComponentResource):
             spec=spec,
             opts=child,
         )
+        self._set_outputs(resource, await_phase)
+
+    def _set_outputs(
+        self, resource: _JobResource, await_phase: AwaitPhase | pulumi.Output[AwaitPhase] | None
+    ) -> None:
+        """The component's outputs, from the job object's, and their registration."""
         self.custom_resource = resource
         meta: pulumi.Output[Any] = resource.metadata
         self.name = meta.apply(lambda m: str(m["name"]))
@@ -334,6 +285,89 @@ class _JobComponent(pulumi.ComponentResource):
         self.register_outputs(
             {"name": self.name, "namespace": self.namespace, "uid": self.uid, "phase": self.phase}
         )
+
+
+def _check_keys(kind: str, resource_name: str, args: object) -> None:
+    """TypeError unless `args` is a mapping with no key but those of the job arguments."""
+    if not isinstance(args, Mapping):
+        raise TypeError(
+            f"{kind} {resource_name!r}: args must be a dict such as"
+            f' {{"job": ...}}; got {describe(args)}'
+        )
+    known = ["job", *(k for k in _JobArgsBase.__annotations__ if k != "job")]
+    unknown = unknown_keys_error(kind, resource_name, args, known)
+    if unknown is not None:
+        raise unknown
+
+
+def _await_inputs(
+    subject: str, args: Mapping[str, Any], *, debug: bool
+) -> tuple[AwaitPhase | pulumi.Output[AwaitPhase] | None, str | pulumi.Output[str] | None]:
+    """`await_phase` and the timeout in seconds, each checked (an Output when it is known)."""
+
+    def phase_of(value: str) -> AwaitPhase:
+        phase = _await_phase(value)
+        if phase == "Succeeded" and debug:
+            raise ValueError(
+                "a job in debug mode never finishes by itself;"
+                ' await "Running" (or nothing) instead of "Succeeded"'
+            )
+        return phase
+
+    await_phase = checked_input(subject, "await_phase", args.get("await_phase"), phase_of)
+    timeout = args.get("timeout")
+    if timeout is not None and await_phase is None:
+        given = repr(timeout) if isinstance(timeout, str) else f"<{describe(timeout)}>"
+        raise ValueError(
+            f'{subject}: timeout={given} only applies with await_phase ("Running" or'
+            ' "Succeeded")'
+        )
+    seconds = checked_input(
+        subject,
+        "timeout",
+        DEFAULT_TIMEOUT if timeout is None else timeout,
+        lambda value: str(parse_timeout(value)),
+    )
+    return await_phase, seconds
+
+
+def _operator_dependencies(subject: str, kind: str, operator: object) -> list[pulumi.Resource]:
+    """What the job waits for: the CRD of its kind and the operator's Deployment (none without
+    an operator)."""
+    if operator is None:
+        return []
+    if not isinstance(operator, T9kOperator):
+        raise TypeError(
+            f"{subject}: operator must be a t9k_sdk.pulumi.T9kOperator;"
+            f" got {type(operator).__name__}"
+        )
+    return [operator.crds[kind], operator.deployment]
+
+
+def _metadata(
+    manifest: codecs.Manifest,
+    job: AnyJob,
+    namespace: str | pulumi.Output[str] | None,
+    await_phase: AwaitPhase | pulumi.Output[AwaitPhase] | None,
+    seconds: str | pulumi.Output[str] | None,
+) -> dict[str, Any]:
+    """The job's metadata: the manifest's, in `namespace`, with the await annotations."""
+    metadata: dict[str, Any] = dict(manifest["metadata"])
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    if await_phase is not None:
+        paused = _paused(job)
+        wait_for = (
+            await_phase.apply(lambda phase: _wait_for(phase, paused))
+            if isinstance(await_phase, pulumi.Output)
+            else _wait_for(await_phase, paused)
+        )
+        metadata["annotations"] = {
+            **metadata.get("annotations", {}),
+            WAIT_FOR: wait_for,
+            TIMEOUT_SECONDS: seconds,
+        }
+    return metadata
 
 
 class GenericJob(_JobComponent):
