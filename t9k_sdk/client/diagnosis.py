@@ -17,6 +17,7 @@ from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._objects import condition, parse_time
+from t9k_sdk.client._unschedulable import advice, held_back, unschedulable
 from t9k_sdk.client.format import human_age
 from t9k_sdk.client.job_state import (
     BARRIER_PREFIX,
@@ -34,6 +35,9 @@ NO_STATUS_AFTER = 30.0
 
 Severity = Literal["error", "warning", "info"]
 _ORDER = {"error": 0, "warning": 1, "info": 2}
+_ENDED = frozenset(
+    {models.JobPhase.SUCCEEDED.value, models.JobPhase.FAILED.value, models.JobPhase.PAUSED.value}
+)
 
 
 @dataclass(frozen=True)
@@ -70,13 +74,6 @@ class PodInfo:
     created: datetime | None
 
 
-def _unschedulable(pod: Mapping[str, Any]) -> str | None:
-    c = condition(pod, "PodScheduled")
-    if c is None or c.get("status") != "False":
-        return None
-    return str(c.get("message") or c.get("reason") or "not scheduled")
-
-
 def _describe_state(container: o.PodContainer) -> tuple[str, str]:
     state = container.state
     if state.running:
@@ -111,9 +108,9 @@ def pod_info(pod: Mapping[str, Any]) -> PodInfo:
     ranked = sorted(containers, key=_telling_first)
     if ranked:
         state, message = _describe_state(ranked[0])
-    unschedulable = _unschedulable(pod)
-    if unschedulable and not containers:
-        state, message = "Unschedulable", unschedulable
+    waits = unschedulable(pod)
+    if waits and not containers:
+        state, message = "Unschedulable", waits
     elif not containers:
         state = "Scheduled" if o.node_name(pod) else "Not scheduled yet"
     return PodInfo(
@@ -163,15 +160,10 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
     if info.phase == "Terminating":
         return [Finding("info", subject, "is being deleted")]
     out: list[Finding] = []
-    unschedulable = _unschedulable(pod)
-    if unschedulable and not o.node_name(pod):
-        asked = _requests(pod)
-        advice = (
-            f"it asks for {asked}; lower the request, or wait until a node has room"
-            if asked
-            else "check its node selector, affinity and tolerations against the nodes"
-        )
-        out.append(Finding("error", subject, f"cannot be scheduled: {unschedulable}", advice))
+    waits = unschedulable(pod)
+    if waits and not o.node_name(pod):
+        hint = advice(waits, _requests(pod), o.meta(pod).namespace)
+        out.append(Finding("error", subject, f"cannot be scheduled: {waits}", hint))
     flags = f"{kind} {job} {_replica_flags(pod)}"
     for container in o.container_statuses(pod):
         out.extend(_waiting(container, subject, flags))
@@ -266,7 +258,8 @@ def diagnose(
 
     One function per situation the job can be in, in the order their findings are collected
     (the sort below is stable): no status yet, failed / succeeded / paused, waiting for its
-    workers, replicas restarted by the operator, each live pod, pods gone with a barrier's
+    workers, replicas restarted by the operator, pods placed while others find no room (no
+    gang scheduling), each live pod, pods gone with a barrier's
     message, blocked, warning events not explained yet, and otherwise how far it has got.
     """
     meta = o.meta(job)
@@ -284,6 +277,7 @@ def diagnose(
     out.extend(_by_phase(job, phase, short, name))
     out.extend(_waiting_for_workers(running, phase))
     out.extend(_operator_restarts(job))
+    out.extend(_held_back(job, pods, phase, short, name))
     for pod in sorted(pods, key=lambda p: o.meta(p).name):
         out.extend(_pod_findings(pod, short, name))
     out.extend(_gone_pods(job, pods))
@@ -362,6 +356,38 @@ def _operator_restarts(job: Mapping[str, Any]) -> list[Finding]:
         )
         for task in o.tasks(job)
         if task.restart_count
+    ]
+
+
+def _held_back(
+    job: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    phase: str | None,
+    short: str,
+    name: str,
+) -> list[Finding]:
+    """Some pods are placed and hold resources while the others find no room, and no gang
+    scheduler (`spec.scheduler`) places the job's pods all or none: the job cannot start and
+    keeps what it holds, and two such jobs wait on each other forever."""
+    if phase in _ENDED or o.mapping(job.get("spec")).get("scheduler"):
+        return []
+    found = held_back(pods)
+    if found is None:
+        return []
+    total = found.placed + found.waiting
+    return [
+        Finding(
+            "error",
+            "job",
+            f"{found.placed} of its pods are placed and hold {found.held}, while"
+            f" {found.waiting} {'finds' if found.waiting == 1 else 'find'} no room"
+            f" ({', '.join(found.short)}): nothing places the"
+            " job's pods all or none, so the placed ones keep what they hold while the others"
+            " wait; ranks that need each other hold it idle, and two jobs like this can wait"
+            " on each other forever",
+            f"free what it holds: t9k-sdk pause {short} {name}, and resume it when {total} pods"
+            " fit at once; or lower the replicas or the requests",
+        )
     ]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from t9k_sdk.client.diagnosis import Finding, diagnose, pod_info
 from t9k_sdk.client.job_state import JobEvent
 
@@ -287,3 +289,112 @@ def test_a_launcher_held_back_for_its_workers_is_explained_beside_the_workers_re
     # the worker's reason first (an error), then why the launcher does not exist yet
     assert "Insufficient nvidia.com/gpu" in found[0], found
     assert f"info: job: {waiting} The job waits as long as that takes" in found[1], found
+
+
+def unscheduled(index: int, message: str, gpus: str | None = "8") -> dict[str, Any]:
+    """A worker the scheduler could not place, with `message` as its PodScheduled condition's."""
+    condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+    return pod(
+        index,
+        node=None,
+        phase="Pending",
+        limits={"nvidia.com/gpu": gpus} if gpus else None,
+        conditions=[{**condition, "message": message}],
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "hint"),
+    [
+        (
+            '0/4 nodes are available: persistentvolumeclaim "data" not found. preemption: 0/4'
+            " nodes are available: 4 Preemption is not helpful for scheduling.",
+            "its volume's PersistentVolumeClaim data does not exist in namespace team-a: create"
+            " it, or fix claimName in the pod template; the pod waits until then",
+        ),
+        (
+            '0/4 nodes are available: persistentvolumeclaim "data" is being deleted.',
+            "its PersistentVolumeClaim data is being deleted: create it again",
+        ),
+        (
+            "0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims.",
+            "its PersistentVolumeClaim is not bound to a volume: check the claim's StorageClass"
+            " and events (kubectl describe pvc -n team-a)",
+        ),
+        (
+            "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector,"
+            " 3 Insufficient nvidia.com/gpu.",
+            "it asks for nvidia.com/gpu=8; lower the request, or wait until a node has room",
+        ),
+        (
+            "0/4 nodes are available: 4 node(s) had untolerated taint {gpu: a100}.",
+            "the nodes have taints it does not tolerate ({gpu: a100}): add a toleration to the"
+            " pod template, or use other nodes",
+        ),
+        (
+            "0/4 nodes are available: 4 node(s) didn't match Pod's node affinity/selector.",
+            "no node matches its nodeSelector or node affinity: check them against the nodes'"
+            " labels (kubectl get nodes --show-labels)",
+        ),
+    ],
+    ids=["claim-missing", "claim-deleted", "claim-unbound", "room", "taint", "selector"],
+)
+def test_the_advice_for_an_unschedulable_pod_follows_the_schedulers_reason(
+    message: str, hint: str
+) -> None:
+    """A pod held back by a missing volume claim is not told to lower its request."""
+    stuck = unscheduled(0, message)
+    stuck["metadata"]["namespace"] = "team-a"
+    (finding,) = [f for f in diagnose(job(), [stuck], [], NOW) if f.severity == "error"]
+    assert finding.message == f"cannot be scheduled: {message}"
+    assert finding.hint == hint
+
+
+def test_pods_placed_while_the_others_find_no_room_are_named_first_with_what_they_hold() -> None:
+    """The deadlock of two gangs placed piecemeal: each has workers on nodes and a launcher
+    that fits nowhere; the job-level finding comes first and says how to free the GPUs."""
+    full = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
+    placed = [pod(i, limits={"nvidia.com/gpu": "8"}) for i in (1, 2)]
+    findings = diagnose(job({"phase": "Running"}), [*placed, unscheduled(0, full)], [], NOW)
+    first = findings[0]
+    assert (first.severity, first.subject) == ("error", "job")
+    assert first.message.startswith(
+        "2 of its pods are placed and hold nvidia.com/gpu=16, while 1 finds no room"
+        " (nvidia.com/gpu): nothing places the job's pods all or none"
+    )
+    assert first.hint is not None
+    assert first.hint.startswith("free what it holds: t9k-sdk pause genericjob mnist")
+    assert "resume it when 3 pods fit at once" in first.hint
+    # the pod's own finding follows, with the scheduler's words
+    assert findings[1].subject == "pod mnist-worker-0 (worker-0)"
+
+
+@pytest.mark.parametrize(
+    ("case", "spec", "status", "pods"),
+    [
+        # every pod waits: nothing is held
+        ("none placed", {}, {"phase": "Pending"}, "waiting"),
+        # the placed pods ask for none of what is short
+        ("holds no gpu", {}, {"phase": "Running"}, "cpu-only"),
+        # T9k's scheduler places the pods all or none
+        ("gang scheduler", {"scheduler": {"t9kScheduler": {"queue": "q"}}}, {}, "split"),
+        # a paused job's pods are on their way out
+        ("paused", {}, {"phase": "Paused"}, "split"),
+        # the waiting pod is held back by its claim, not by room
+        ("claim", {}, {"phase": "Running"}, "claim"),
+    ],
+)
+def test_no_held_back_finding_when_nothing_is_held_for_pods_that_find_no_room(
+    case: str, spec: dict[str, Any], status: dict[str, Any], pods: str
+) -> None:
+    full = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
+    claim = 'persistentvolumeclaim "data" not found'
+    observed = {
+        "waiting": [unscheduled(0, full), unscheduled(1, full)],
+        "cpu-only": [pod(1, limits={"cpu": "2"}), unscheduled(0, full)],
+        "split": [pod(1, limits={"nvidia.com/gpu": "8"}), unscheduled(0, full)],
+        "claim": [pod(1, limits={"nvidia.com/gpu": "8"}), unscheduled(0, claim)],
+    }[pods]
+    manifest = {**job(status or {"phase": "Running"}), "spec": spec}
+    found = [f for f in diagnose(manifest, observed, [], NOW) if f.subject == "job"]
+    assert not [f for f in found if "are placed and hold" in f.message], (case, found)

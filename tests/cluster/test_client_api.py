@@ -35,6 +35,7 @@ from tests.cluster.client_helpers import (
 from tools.kit import Operator, request, wait_for
 
 RUNS = "Running"
+GPU = "nvidia.com/gpu"
 
 
 def pods_of(c: Client, kind: str, name: str) -> dict[str, str]:
@@ -350,6 +351,60 @@ def test_diagnose_explains_an_unschedulable_pod(client: Client) -> None:
         first.hint
         == "it asks for nvidia.com/gpu=99; lower the request, or wait until a node has room"
     )
+
+
+@pytest.mark.usefixtures("operator")
+def test_diagnose_names_a_missing_volume_claim_rather_than_asking_for_less(client: Client) -> None:
+    """The scheduler holds back a pod whose PersistentVolumeClaim does not exist: no node has
+    room for it, but the advice is to create the claim, not to lower the request."""
+    manifest = generic_job("claim", replicas=1, limits={"nvidia.com/gpu": "1"})
+    pod_spec = manifest["spec"]["replicaSpecs"][0]["template"]["spec"]
+    pod_spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "absent"}}]
+    pod_spec["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    client.apply(manifest)
+    findings = wait_for(
+        lambda: client.diagnose("gj", "claim"),
+        lambda found: bool(found) and found[0].message.startswith("cannot be scheduled"),
+        "the scheduler's verdict on claim-worker-0",
+    )
+    first = findings[0]
+    assert 'persistentvolumeclaim "absent" not found' in first.message
+    assert first.hint is not None
+    assert first.hint.startswith(
+        f"its volume's PersistentVolumeClaim absent does not exist in namespace {client.namespace}"
+    )
+
+
+@pytest.mark.usefixtures("operator")
+def test_diagnose_names_pods_that_hold_gpus_while_the_rest_find_no_room(
+    client: Client, core_v1: k8s.CoreV1Api
+) -> None:
+    """One more 8-GPU worker than the cluster has 8-GPU nodes: the default scheduler places
+    the pods one by one, so all but one run and hold their GPUs while the last finds no room.
+    `diagnose` says that first, with what the placed pods hold and how to free it."""
+    nodes = core_v1.list_node().items
+    gpu_nodes = sum(1 for n in nodes if int((n.status.allocatable or {}).get(GPU, "0")) >= 8)
+    replicas = gpu_nodes + 1
+    client.apply(generic_job("split", replicas=replicas, limits={GPU: "8"}))
+    findings = wait_for(
+        lambda: client.diagnose("gj", "split"),
+        lambda found: bool(found) and "are placed and hold" in found[0].message,
+        "the job-level finding about its placed pods, first",
+        timeout=60,
+    )
+    first = findings[0]
+    placed = sum(1 for p in client.pods("gj", "split") if p.node)
+    assert first.severity == "error"
+    assert first.message.startswith(
+        f"{placed} of its pods are placed and hold {GPU}={8 * placed},"
+        f" while {replicas - placed} {'finds' if replicas - placed == 1 else 'find'} no room"
+    )
+    assert first.hint is not None
+    assert first.hint.startswith("free what it holds: t9k-sdk pause genericjob split")
+    # pausing frees them: the job-level finding is gone with the pods
+    client.pause("gj", "split")
+    wait_for(lambda: client.pods("gj", "split"), lambda p: not p, "the paused job's pods to go")
+    assert not [f for f in client.diagnose("gj", "split") if "are placed and hold" in f.message]
 
 
 def test_a_job_nobody_reconciles_is_diagnosed_as_such(client: Client) -> None:
