@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import importlib.util
 import io
 import os
 import re
@@ -22,12 +21,12 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from t9k_sdk import models
+from tests.sdk.scripts import gen_reference
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -41,28 +40,18 @@ NOT_OURS = ("contributing/", "performance.md")
 """Pages other engineers own; their code blocks are tested with their code, not here."""
 
 
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_reference", DOCS / "gen_reference.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 # -- generated pages --------------------------------------------------------------------------
 
 
 def test_generated_reference_is_current() -> None:
-    gen = _generator()
+    gen = gen_reference()
     rendered: dict[Path, str] = gen.render_all()
     stale = [str(p.relative_to(REPO)) for p, text in rendered.items() if p.read_text() != text]
     assert not stale, f"stale: {stale}; run `python docs/gen_reference.py` and commit the result"
 
 
 def test_check_flag_exits_1_when_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    gen = _generator()
+    gen = gen_reference()
     for name in ("API_MD", "PYTHON_MD", "VALIDATION_MD"):
         copy = tmp_path / f"{name}.md"
         copy.write_text(getattr(gen, name).read_text())
@@ -218,7 +207,7 @@ def test_examples_on_the_page_run(
 
 
 def test_cli_page_has_the_help_of_every_command() -> None:
-    gen = _generator()
+    gen = gen_reference()
     commands = gen.cli_commands()
     assert {"render", "validate", "crds"} <= set(commands)
     page = CLI_MD.read_text()
@@ -227,7 +216,7 @@ def test_cli_page_has_the_help_of_every_command() -> None:
 
 
 def test_help_texts_do_not_depend_on_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    gen = _generator()
+    gen = gen_reference()
     monkeypatch.setenv("COLUMNS", "40")
     narrow = gen.render_help()
     monkeypatch.setenv("COLUMNS", "200")

@@ -9,11 +9,8 @@ does not have).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import typing
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,6 +23,7 @@ from t9k_sdk.cli import _app, _completion, _declare, _sources
 from t9k_sdk.client.kinds import KINDS as CLIENT_KINDS
 from t9k_sdk.client.kinds import resolve_kind
 from t9k_sdk.reconcile.kinds import RULES, KindRules
+from tests.sdk.scripts import gen_reference
 
 REPO = Path(__file__).resolve().parents[2]
 KINDS = _kinds.JOB_KINDS
@@ -235,20 +233,8 @@ def test_every_kind_labels_its_children_for_the_operator() -> None:
 # -- the documentation --------------------------------------------------------------------------
 
 
-def _gen_reference() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "gen_reference", REPO / "docs" / "gen_reference.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_every_kind_has_a_section_in_the_api_reference() -> None:
-    gen: Any = _gen_reference()
+    gen: Any = gen_reference()
     assert sorted(gen.KINDS) == sorted(NAMES), _differ("docs/gen_reference.py: KINDS", gen.KINDS)
     roots = {model for _, model in gen.ROOTS}
     for k in KINDS:
