@@ -3,6 +3,7 @@
     unschedulable(pod) -> the scheduler's message, or None
     advice(message, asked, namespace) -> "its volume's PersistentVolumeClaim data does not exist..."
     held_back(pods) -> HeldBack(placed=2, waiting=1, held="nvidia.com/gpu=16", ...) or None
+    requests(pod) -> "cpu=4, nvidia.com/gpu=8": what its containers ask for
 
 kube-scheduler sums up, per node, why the pod does not fit: `0/4 nodes are available: 4
 Insufficient nvidia.com/gpu.`, `persistentvolumeclaim "data" not found`, `1 node(s) had
@@ -14,14 +15,14 @@ will ever do), then room (resources), then the nodes' labels and taints.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from t9k_sdk import _objects as o
 from t9k_sdk._objects import condition
 
-__all__ = ["HeldBack", "advice", "held_back", "insufficient", "unschedulable"]
+__all__ = ["HeldBack", "advice", "held_back", "insufficient", "requests", "unschedulable"]
 
 _CLAIM_MISSING = re.compile(r'persistentvolumeclaim "([^"]+)" not found')
 _CLAIM_DELETED = re.compile(r'persistentvolumeclaim "([^"]+)" is being deleted')
@@ -98,7 +99,11 @@ class HeldBack:
 
 def held_back(pods: Sequence[Mapping[str, Any]]) -> HeldBack | None:
     """Whether some pods hold what the others cannot get (see `HeldBack`), else None."""
-    waiting = [p for p in pods if not o.node_name(p) and insufficient(unschedulable(p) or "")]
+    waiting = [
+        lacking
+        for p in pods
+        if not o.node_name(p) and (lacking := insufficient(unschedulable(p) or ""))
+    ]
     placed = [
         p
         for p in pods
@@ -108,27 +113,37 @@ def held_back(pods: Sequence[Mapping[str, Any]]) -> HeldBack | None:
     ]
     if not waiting or not placed:
         return None
-    short = tuple(dict.fromkeys(r for p in waiting for r in insufficient(unschedulable(p) or "")))
+    short = tuple(dict.fromkeys(r for names in waiting for r in names))
     held = ", ".join(f"{n}={total}" for n in short if (total := _total(placed, n)) not in ("", "0"))
     if not held:
         return None
     return HeldBack(placed=len(placed), waiting=len(waiting), short=short, held=held)
 
 
+def requests(pod: Mapping[str, Any]) -> str:
+    """`cpu=4, nvidia.com/gpu=99`: what the pod's containers ask for in all."""
+    totals: dict[str, list[str]] = {}
+    for key, value in _asked(pod):
+        totals.setdefault(key, []).append(value)
+    return ", ".join(f"{k}={'+'.join(v)}" for k, v in sorted(totals.items()))
+
+
+def _asked(pod: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(resource, quantity) of each container: its requests, else its limits (a limit alone is
+    the request, as the scheduler counts it)."""
+    for c in o.spec(pod).get("containers") or ():
+        resources = o.mapping(c.get("resources"))
+        asked = {**o.mapping(resources.get("limits")), **o.mapping(resources.get("requests"))}
+        for key, value in asked.items():
+            yield str(key), str(value)
+
+
 def _total(pods: Sequence[Mapping[str, Any]], resource: str) -> str:
-    """What `pods` ask of `resource` in all (requests, else limits, as the scheduler counts):
-    a sum for whole numbers, else the quantities joined by `+`; "" when none asks for it."""
+    """What `pods` ask of `resource` in all: a sum for whole numbers, else the quantities
+    joined by `+`; "" when none asks for it."""
     if resource == "pods":
         return str(len(pods))
-    values: list[str] = []
-    for pod in pods:
-        for c in o.spec(pod).get("containers") or ():
-            resources = o.mapping(c.get("resources"))
-            asked = o.mapping(resources.get("requests")).get(resource)
-            if asked is None:
-                asked = o.mapping(resources.get("limits")).get(resource)
-            if asked is not None:
-                values.append(str(asked))
+    values = [value for pod in pods for key, value in _asked(pod) if key == resource]
     if all(v.isdigit() for v in values):
         return str(sum(int(v) for v in values)) if values else ""
     return "+".join(values)

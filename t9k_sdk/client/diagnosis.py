@@ -17,7 +17,7 @@ from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._objects import condition, parse_time
-from t9k_sdk.client._unschedulable import advice, held_back, unschedulable
+from t9k_sdk.client._unschedulable import advice, held_back, requests, unschedulable
 from t9k_sdk.client.format import human_age
 from t9k_sdk.client.job_state import (
     BARRIER_PREFIX,
@@ -126,17 +126,6 @@ def pod_info(pod: Mapping[str, Any]) -> PodInfo:
     )
 
 
-def _requests(pod: Mapping[str, Any]) -> str:
-    """`nvidia.com/gpu=99, cpu=4`: what the pod's containers ask for in all."""
-    totals: dict[str, list[str]] = {}
-    for c in o.spec(pod).get("containers") or ():
-        resources = o.mapping(c.get("resources"))
-        asked = {**o.mapping(resources.get("limits")), **o.mapping(resources.get("requests"))}
-        for key, value in asked.items():
-            totals.setdefault(str(key), []).append(str(value))
-    return ", ".join(f"{k}={'+'.join(v)}" for k, v in sorted(totals.items()))
-
-
 _HINTS = {
     "ErrImagePull": "check the image name and tag, and that the namespace can pull from the"
     " registry (imagePullSecrets for a private one)",
@@ -162,7 +151,7 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
     out: list[Finding] = []
     waits = unschedulable(pod)
     if waits and not o.node_name(pod):
-        hint = advice(waits, _requests(pod), o.meta(pod).namespace)
+        hint = advice(waits, requests(pod), o.meta(pod).namespace)
         out.append(Finding("error", subject, f"cannot be scheduled: {waits}", hint))
     flags = f"{kind} {job} {_replica_flags(pod)}"
     for container in o.container_statuses(pod):
