@@ -59,6 +59,12 @@ node-binaries: ## Build (or reuse) the real node's kubelet and CoreDNS
 images: system-packages ## Build (or reuse) the real node's images: pause, base (Debian, OpenSSH, pdsh), train (torch, DeepSpeed, ColossalAI), operator
 	$(PYTHON) tools/images.py build
 
+# The build alone, for `make test`, which has installed the system packages already: a
+# prerequisite to run first would let the Go builds take every job slot before the images start.
+.PHONY: images-only
+images-only:
+	$(PYTHON) tools/images.py build
+
 .PHONY: operator-image
 operator-image: system-packages ## Build (or reuse) the operator's image, the one a release publishes (tools/images.py; no Docker, no registry), and load it into the running real node
 	$(PYTHON) tools/images.py build operator
@@ -90,7 +96,7 @@ system-packages: ## Install the Debian packages the tests need (openssh-server, 
 # images, the dependency-version venvs: pip downloads) while the Go builds take the CPU. Each
 # one's output is printed whole when it ends (--output-sync).
 test: system-packages ## Everything CI runs: lint, all tests on the real cluster (real node included), other dependency versions, the built package
-	$(MAKE) --no-print-directory -j4 --output-sync=target images deps-venvs binaries lint
+	$(MAKE) --no-print-directory -j4 --output-sync=target images-only deps-venvs binaries lint
 	export T9K_REQUIRE_CLUSTER=1; $(BIN)/python -m pytest
 	$(MAKE) --no-print-directory deps-newest-run deps-lowest-run dist-check
 

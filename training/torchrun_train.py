@@ -4,13 +4,14 @@ Every rank prints who it is (RANK, WORLD_SIZE, LOCAL_RANK, the host), then rank 
 loss every few steps and how far it fell. DistributedDataParallel averages the gradients over all
 ranks, so the loss is the same model's on every rank. Runs on CPU; no download, no GPU.
 
-    torchrun --nnodes=2 --nproc_per_node=2 ... torchrun_train.py [--steps N]
+    torchrun --nnodes=2 --nproc_per_node=2 ... torchrun_train.py [--steps N] [--pause SECONDS]
 """
 
 import argparse
 import os
 import socket
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -27,6 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds to sleep each step")
     args, extra = parser.parse_known_args()
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -55,6 +57,7 @@ def main() -> None:
         last = value
         if rank == 0 and (step == 1 or step % 10 == 0):
             say(f"step={step} loss={value:.4f}")
+        time.sleep(args.pause)
     if rank == 0:
         say(f"loss fell from {first:.4f} to {last:.4f}")
     # Leave together: no rank closes its connections while another still uses them.
