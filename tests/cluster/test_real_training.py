@@ -65,9 +65,10 @@ def torchrun_job(name: str, steps: int = 40, pause: float = 0.0) -> dict[str, An
     prints what the per-replica Service names resolve to inside the pod (a name resolves once
     its pod has an address: the loop waits for the other pod, as torchrun's rendezvous does).
 
-    The rendezvous is torchrun's c10d one, hosted by worker 0's agent at its Service name, so
-    that a pod recreated alone (the replica's OnFailure restart) rejoins: the surviving agent
-    sees a node waiting and starts a new round with it (`--max-restarts` rounds). The static
+    The rendezvous is torchrun's c10d one, hosted by worker 0's agent at its Service name:
+    its rounds are numbered and an agent that stops closes it, so no agent waits on in a round
+    that is over, and a pod recreated alone (the replica's OnFailure restart) meets the others
+    in a new one (what the real node showed is in the lost-worker test below). The static
     rendezvous (`--node_rank --master_addr`) has no new round: in CI (2026-12-04) worker 1
     failed (exit 1) 35 s into the job while worker 0 ran on, and the job failed with worker 1's
     restarts spent (docs/operator/semantics.md, "Restarting one torchrun node"). Ranks follow
