@@ -45,11 +45,15 @@ actionlint: ## Build (or reuse) actionlint, the GitHub Actions workflow linter `
 	tools/ensure-lint-binaries.sh
 
 .PHONY: binaries
-binaries: cluster-binaries pulumi-binaries gitops-binaries node-binaries ## Build (or reuse) every binary the tests need
+binaries: cluster-binaries pulumi-binaries gitops-binaries node-binaries kueue-binaries ## Build (or reuse) every binary the tests need
 
 .PHONY: cluster-binaries
 cluster-binaries: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 	tools/ensure-binaries.sh
+
+.PHONY: kueue-binaries
+kueue-binaries: ## Build (or reuse) Kueue's manager and copy its CRDs and webhook configurations (tools/kueue.py starts it)
+	tools/ensure-kueue-binaries.sh
 
 .PHONY: node-binaries
 node-binaries: ## Build (or reuse) the real node's kubelet and CoreDNS

@@ -62,3 +62,10 @@ export COREDNS_VERSION T9K_NODE_BIN_DIR
 ACTIONLINT_VERSION=v1.7.12
 T9K_ACTIONLINT_BIN_DIR="$T9K_CACHE_ROOT/bin/actionlint-${ACTIONLINT_VERSION}_${GO_LINE:-go}"
 export ACTIONLINT_VERSION T9K_ACTIONLINT_BIN_DIR
+
+# --- Kueue, the SIG's job queueing (tools/ensure-kueue-binaries.sh; started by tools/kueue.py) ---
+# Built from the wrapper module in tools/gobuild/kueue (go.mod requires it at this version); its
+# CRDs and webhook configurations are copied from the same module's config/components.
+KUEUE_VERSION=v0.17.0
+T9K_KUEUE_BIN_DIR="$T9K_CACHE_ROOT/bin/kueue-${KUEUE_VERSION}_${GO_LINE:-go}"
+export KUEUE_VERSION T9K_KUEUE_BIN_DIR
