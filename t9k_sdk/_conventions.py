@@ -70,6 +70,13 @@ SCHED_GROUP: Final = "scheduler.tensorstack.dev/group-name"
 SCHED_QUEUE: Final = "scheduler.tensorstack.dev/queue"
 SCHED_ROLE: Final = "scheduler.tensorstack.dev/role"
 
+# Kueue (kueue.x-k8s.io): the labels a Kueue user puts on a job, and the Workload the operator
+# creates for a job that names a LocalQueue (t9k_sdk/reconcile/policies/admission.py).
+KUEUE_QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_LABEL: Final = "kueue.x-k8s.io/priority-class"
+KUEUE_API_VERSION: Final = "kueue.x-k8s.io/v1beta2"
+KUEUE_PRIORITY_SOURCE: Final = "kueue.x-k8s.io/workloadpriorityclass"
+
 T9K_SCHEDULER: Final = "t9k-scheduler"
 PODGROUP_API_VERSION: Final = "scheduler.tensorstack.dev/v1beta1"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from enum import StrEnum
@@ -13,6 +14,7 @@ from typing import (
     Annotated,
     Any,
     ClassVar,
+    Final,
     Literal,
     Self,
     TypeAlias,
@@ -31,6 +33,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import codecs, models
 from t9k_sdk.builders._help import ReadAs, document
 from t9k_sdk.errors import InvalidManifestError, Problem, problems_from_validation_error
@@ -376,6 +379,12 @@ class _Builder(_Piece):
     """T9k Scheduler queue; the job gets a PodGroup there and gang scheduling."""
     priority: Annotated[Int, Field(ge=0, le=100)] | None = None
     """Priority within the queue, 0-100 (needs `queue`)."""
+    kueue_queue: str | None = None
+    """Kueue LocalQueue that admits the job as one gang (the label `kueue.x-k8s.io/queue-name`):
+    no pod of it is created until Kueue admits all of them."""
+    kueue_priority_class: str | None = None
+    """Kueue WorkloadPriorityClass of the job (the label `kueue.x-k8s.io/priority-class`; needs
+    `kueue_queue`)."""
     debug: Bool | Debug = False
     """Start in debug mode (True for the defaults, or a `Debug`)."""
     paused: Bool = False
@@ -405,6 +414,34 @@ class _Builder(_Piece):
             problems.append(
                 Problem("priority", "needs queue: T9k Scheduler priorities apply within a queue")
             )
+        if self.kueue_priority_class is not None and self.kueue_queue is None:
+            problems.append(
+                Problem(
+                    "kueue_priority_class",
+                    "needs kueue_queue: Kueue priorities apply to jobs it admits from a queue",
+                )
+            )
+        for argument, label in (
+            ("kueue_queue", conventions.KUEUE_QUEUE_LABEL),
+            ("kueue_priority_class", conventions.KUEUE_PRIORITY_LABEL),
+        ):
+            given = (self.labels or {}).get(label)
+            value = getattr(self, argument)
+            if value is not None and not _DNS_LABEL.fullmatch(value):
+                problems.append(
+                    Problem(
+                        argument,
+                        f"{value!r} is not a Kueue object name: at most 63 lowercase letters,"
+                        " digits and '-', starting and ending with a letter or digit",
+                    )
+                )
+            if value is not None and given is not None and given != value:
+                problems.append(
+                    Problem(
+                        argument,
+                        f"{value!r} disagrees with labels[{label!r}] = {given!r}: give one of them",
+                    )
+                )
         return problems
 
     def _manifest(self) -> codecs.AnyJob:  # pragma: no cover - every builder overrides it
@@ -418,6 +455,8 @@ class _Builder(_Piece):
             "metadata.name": "name",
             "metadata.namespace": "namespace",
             "metadata.labels": "labels*",
+            f"metadata.labels.{conventions.KUEUE_QUEUE_LABEL}": "kueue_queue",
+            f"metadata.labels.{conventions.KUEUE_PRIORITY_LABEL}": "kueue_priority_class",
             "metadata.annotations": "annotations*",
             "spec.scheduler.t9kScheduler.queue": "queue",
             "spec.scheduler.t9kScheduler.priority": "priority",
@@ -458,9 +497,21 @@ class _Builder(_Piece):
         return meta_v1.ObjectMeta.model_construct(
             name=self.name,
             namespace=self.namespace,
-            labels=self.labels,
+            labels=self._labels(),
             annotations=self.annotations,
         )
+
+    def _labels(self) -> dict[str, str] | None:
+        """`labels`, with the Kueue labels of `kueue_queue` and `kueue_priority_class`."""
+        kueue = {
+            label: value
+            for label, value in (
+                (conventions.KUEUE_QUEUE_LABEL, self.kueue_queue),
+                (conventions.KUEUE_PRIORITY_LABEL, self.kueue_priority_class),
+            )
+            if value is not None
+        }
+        return {**(self.labels or {}), **kueue} if kueue else self.labels
 
     def _scheduler(self) -> models.SchedulePolicy | None:
         if self.queue is None:
@@ -506,6 +557,9 @@ class _Builder(_Piece):
         if debug is None and pause is None:
             return None
         return models.RunMode.model_construct(debug=debug, pause=pause)
+
+
+_DNS_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def _argument_problem(problem: Problem, paths: Mapping[str, str]) -> Problem:
