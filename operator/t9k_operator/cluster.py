@@ -244,16 +244,20 @@ class Cluster:
                 return None
             raise
 
-    def replace(self, manifest: Mapping[str, Any], namespace: str) -> Manifest:
-        """Replace an object; its `metadata.resourceVersion` makes a stale write a 409."""
+    def replace(
+        self, manifest: Mapping[str, Any], namespace: str, *, subresource: str | None = None
+    ) -> Manifest:
+        """Replace an object (or its `subresource`, "status"); its `metadata.resourceVersion`
+        makes a stale write a 409."""
         resource = resource_for(api_version(manifest), kind(manifest))
         name = meta(manifest).name
         body = dict(manifest)
         body["metadata"] = {**meta(manifest).raw, "namespace": namespace}
+        where = f"{subresource} of " if subresource else ""
         return self._json(
             "PUT",
-            resource.path(namespace, name),
-            what=f"replace {resource} {namespace}/{name}",
+            resource.path(namespace, name, subresource),
+            what=f"replace {where}{resource} {namespace}/{name}",
             query={"fieldManager": names.FIELD_MANAGER},
             body=body,
         )

@@ -49,8 +49,10 @@ from t9k_sdk._kube.resources import (
     JOB_RESOURCES,
     POD_GROUPS,
     PODS,
+    RESOURCE_FLAVORS,
     SECRETS,
     SERVICES,
+    WORKLOADS,
     Resource,
 )
 from t9k_sdk.reconcile import Manifest, Observed, Plan, ownership
@@ -168,6 +170,9 @@ class Controller:
             )
             for r in CHILD_RESOURCES
         }
+        # Kueue's flavours (cluster-scoped, a handful): what an admitted job's pods get. Not
+        # served (no Kueue) is an empty cache, as for any child kind.
+        self.flavors = Informer(cluster, RESOURCE_FLAVORS, watch_timeout=settings.watch_timeout)
         self.memory = JobMemory()
         self._stop = threading.Event()
         self._working = threading.Event()
@@ -191,7 +196,7 @@ class Controller:
 
     @property
     def informers(self) -> list[Informer]:
-        return [*self.jobs.values(), *self.children.values()]
+        return [*self.jobs.values(), *self.children.values(), self.flavors]
 
     def synced(self) -> bool:
         """Every cache holds its first list."""
@@ -388,9 +393,21 @@ class Controller:
             config_maps=observed(CONFIG_MAPS),
             secrets=secrets,
             pod_groups=observed(POD_GROUPS),
+            workloads=observed(WORKLOADS),
+            kueue=self.children[WORKLOADS.kind].served,
+            flavors=self._flavors() if self._admitted(job) else {},
             ssh_key=ssh_key,
             failures=self.memory.failures(key),
         )
+
+    @staticmethod
+    def _admitted(job: Manifest) -> bool:
+        """The job names a Kueue queue (only then are the flavours read)."""
+        return bool(o.meta(job).labels.get(names.KUEUE_QUEUE_LABEL))
+
+    def _flavors(self) -> dict[str, Mapping[str, Any]]:
+        """Kueue ResourceFlavor name -> its spec."""
+        return {o.meta(f).name: f.get("spec") or {} for f in self.flavors.store.objects()}
 
     def _refresh_foreign(self, key: JobKey, uid: str) -> dict[str, list[Manifest]]:
         """Re-read the foreign objects found under child names; forget those now gone or ours."""

@@ -52,7 +52,9 @@ class ClusterApi(WatchSource, Protocol):
 
     def create(self, manifest: Mapping[str, Any], namespace: str) -> Manifest | None: ...
 
-    def replace(self, manifest: Mapping[str, Any], namespace: str) -> Manifest: ...
+    def replace(
+        self, manifest: Mapping[str, Any], namespace: str, *, subresource: str | None = None
+    ) -> Manifest: ...
 
     def delete(
         self,
@@ -228,7 +230,7 @@ class PlanExecutor:
             resource = _resource_of(manifest)
             obj_name = o.meta(manifest).name
             try:
-                self.cluster.replace(manifest, run.namespace)
+                self.cluster.replace(manifest, run.namespace, subresource=update.subresource)
             except ApiError as err:
                 if err.permanent:
                     run.refused = True

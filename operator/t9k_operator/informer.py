@@ -188,6 +188,9 @@ class Informer:
     """What the store keeps of each object (e.g. `t9k_sdk.reconcile.observe.trim_pod`)."""
     watch_timeout: tuple[int, int] = WATCH_TIMEOUT
     """The server ends each watch after a random number of seconds in this range."""
+    optional: bool = False
+    """A list the operator is not allowed (403) counts as not served too: for a read it may
+    lack without harm (Kueue's cluster-scoped flavours, under a namespace's Role)."""
     min_watch_seconds: InitVar[float] = 1.0
     clock: InitVar[Callable[[], float]] = time.monotonic
     store: Store = field(default_factory=lambda: Store(), init=False)
@@ -271,7 +274,7 @@ class Informer:
 
     def on_failure(self, error: Exception, failures: int, listing: bool) -> float | None:
         if isinstance(error, ApiError):
-            if error.not_found and listing:
+            if listing and (error.not_found or (self.optional and error.status == 403)):
                 if self.served:
                     log.warning(
                         "%s is not served by the API server (is its CRD installed?);"

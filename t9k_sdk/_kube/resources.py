@@ -25,8 +25,10 @@ __all__ = [
     "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
     "POD_GROUPS",
+    "RESOURCE_FLAVORS",
     "SECRETS",
     "SERVICES",
+    "WORKLOADS",
     "Resource",
     "job_resource",
     "resource_for",
@@ -82,7 +84,15 @@ SECRETS: Final = Resource("", "v1", "secrets", "Secret")
 _PG_GROUP, _PG_VERSION = conventions.PODGROUP_API_VERSION.split("/")
 POD_GROUPS: Final = Resource(_PG_GROUP, _PG_VERSION, "podgroups", "PodGroup")
 
-CHILD_RESOURCES: Final = (PODS, SERVICES, CONFIG_MAPS, SECRETS, POD_GROUPS)
+_KUEUE_GROUP, _KUEUE_VERSION = conventions.KUEUE_API_VERSION.split("/")
+WORKLOADS: Final = Resource(_KUEUE_GROUP, _KUEUE_VERSION, "workloads", "Workload")
+"""Kueue's Workloads: the operator creates one per job that names a LocalQueue."""
+RESOURCE_FLAVORS: Final = Resource(
+    _KUEUE_GROUP, _KUEUE_VERSION, "resourceflavors", "ResourceFlavor"
+)
+"""Cluster-scoped: what an admitted flavour adds to the pods (node labels, tolerations)."""
+
+CHILD_RESOURCES: Final = (PODS, SERVICES, CONFIG_MAPS, SECRETS, POD_GROUPS, WORKLOADS)
 """Everything a job may own; watched with `conventions.MANAGED_SELECTOR`."""
 
 EVENTS: Final = Resource("", "v1", "events", "Event")

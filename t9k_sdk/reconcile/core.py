@@ -25,9 +25,10 @@ from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk.errors import InvalidManifestError, LegacyManifestWarning
 from t9k_sdk.models import JobPhase
-from t9k_sdk.reconcile import replicas, status
+from t9k_sdk.reconcile import kueue, replicas, status
 from t9k_sdk.reconcile.children import desired_others
 from t9k_sdk.reconcile.policies import (
+    admission,
     batching,
     cleanup,
     conflicts,
@@ -68,11 +69,17 @@ def reconcile(job_manifest: Mapping[str, Any], observed: Observed, *, now: datet
         byte_limit=PLAN_BYTES_PER_PASS,
     )
     if state.foreign:
-        needed = desired_others(state.rules, observed.ssh_key)
-        conflicts.find(state, [(m["kind"], m["metadata"]["name"]) for m in needed])
+        needed = [
+            (m["kind"], m["metadata"]["name"])
+            for m in desired_others(state.rules, observed.ssh_key)
+        ]
+        if state.admission is not None:
+            needed.append(("Workload", kueue.workload_name(job)))
+        conflicts.find(state, needed)
     _replicas(state)
     others.keep_in_line(state)
     outcome, requeue = _outcome(state)
+    admission.keep_workload(state, outcome)
     requeue = conflicts.recheck(state, requeue)
     requeue = batching.next_pass(state, requeue)
     return _plan(state, outcome, requeue)
@@ -103,6 +110,8 @@ def _replicas(state: PassState) -> None:
     for slot in state.slots:
         if state.paused:
             pause.pause_replica(state, slot)
+        elif admission.holds(state):
+            admission.hold_replica(state, slot)
         else:
             replicas.active_replica(state, slot, mode)
     cleanup.delete_orphans(state)
@@ -110,7 +119,7 @@ def _replicas(state: PassState) -> None:
 
 def _outcome(state: PassState) -> tuple[_Outcome | None, float | None]:
     """(the job's outcome if it was decided in this pass, seconds until its deadline)."""
-    if state.terminal or state.paused:
+    if state.terminal or state.paused or admission.holds(state):
         return None, None
     outcome: _Outcome | None = None
     if not state.run_mode.debug_enabled:  # debug: the job never finishes by itself...
@@ -143,6 +152,7 @@ def _plan(state: PassState, outcome: _Outcome | None, requeue: float | None) -> 
             now=state.now,
             problem=conflicts.problem(state),
             waiting=launch.waiting_message(state),
+            queued=admission.waiting(state),
             failure_is_the_jobs=isinstance(state.job, models.DeepSpeedJob),
             standby=state.rules.standby(),
         )

@@ -8,12 +8,16 @@ A job whose `spec.scheduler.t9kScheduler` names a queue gets, as T9k's operator 
 * on each pod, `schedulerName: t9k-scheduler` and the labels that tie it to the group:
   `scheduler.tensorstack.dev/group-name`, `.../queue` and `.../role` (its replica type).
 
-A job without one is scheduled by the cluster's default scheduler, pod by pod. This module is
+A job without one is scheduled by the cluster's default scheduler, pod by pod; a job admitted by
+Kueue (`policies/admission.py`) has its admitted flavours' node labels and tolerations added
+to the pods of each replica type (`Placement`). This module is
 the one place that knows how a job is handed to a scheduler; the kind rules ask it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from t9k_sdk import _conventions as conventions
@@ -21,7 +25,7 @@ from t9k_sdk import models
 from t9k_sdk.codecs import AnyJob
 from t9k_sdk.reconcile.types import Manifest
 
-__all__ = ["place_pod", "pod_group", "pod_labels", "t9k_scheduler"]
+__all__ = ["Placement", "place_pod", "pod_group", "pod_labels", "t9k_scheduler"]
 
 
 def t9k_scheduler(job: AnyJob) -> models.T9kScheduler | None:
@@ -42,10 +46,29 @@ def pod_labels(job: AnyJob, replica_type: str) -> dict[str, str]:
     }
 
 
-def place_pod(job: AnyJob, spec: dict[str, Any]) -> None:
-    """Hand a pod spec to the job's scheduler (nothing to do for the default one)."""
+def place_pod(job: AnyJob, spec: dict[str, Any], placement: Placement | None = None) -> None:
+    """Hand a pod spec to the job's scheduler (nothing to do for the default one), with what
+    its admitted Kueue flavour adds."""
     if t9k_scheduler(job) is not None:
         spec["schedulerName"] = conventions.T9K_SCHEDULER
+    if placement is not None:
+        placement.apply(spec)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What an admitted flavour adds to the pods of one pod set."""
+
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+
+    def apply(self, spec: dict[str, Any]) -> None:
+        """Merge into a pod spec: the flavour's node labels and its tolerations."""
+        if self.node_selector:
+            spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.node_selector}
+        if self.tolerations:
+            have = list(spec.get("tolerations") or [])
+            spec["tolerations"] = have + [dict(t) for t in self.tolerations if t not in have]
 
 
 def pod_group(job: AnyJob, min_member: int, metadata: dict[str, Any]) -> Manifest | None:

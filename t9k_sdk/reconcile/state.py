@@ -24,6 +24,7 @@ from t9k_sdk.codecs import AnyJob
 from t9k_sdk.models import JobPhase, ReplicaPhase
 from t9k_sdk.reconcile import ownership
 from t9k_sdk.reconcile.kinds import KindRules, rules_for
+from t9k_sdk.reconcile.kueue import Admission, read_admission
 from t9k_sdk.reconcile.observe import PodView, observe_pod
 from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Update
 
@@ -32,7 +33,7 @@ __all__ = ["FINISHED", "PassState", "ended", "entry_of", "read_state"]
 FINISHED = (ReplicaPhase.SUCCEEDED.value, ReplicaPhase.FAILED.value)
 """The replica phases a replica ends in."""
 
-_OTHER_KINDS = ("Service", "ConfigMap", "Secret", "PodGroup")
+_OTHER_KINDS = ("Service", "ConfigMap", "Secret", "PodGroup", "Workload")
 
 
 @dataclass
@@ -53,9 +54,11 @@ class PassState:
     pods: dict[str, PodView]
     """The job's own pods, by name (the controller owner reference carries the job's uid)."""
     others_by_kind: dict[str, list[Mapping[str, Any]]]
-    """The job's own services, config maps, secrets and pod groups."""
+    """The job's own services, config maps, secrets, pod groups and Kueue Workloads."""
     foreign: list[tuple[str, Mapping[str, Any]]]
     """Objects of the job's namespace handed over that the job does not own."""
+    admission: Admission | None
+    """Where the job stands with Kueue (None: it names no queue; `policies.admission`)."""
     pod_limit: int
     """Most pods this pass plans (see `policies.batching`)."""
     byte_limit: int
@@ -133,6 +136,9 @@ def read_state(
         pods=pods,
         others_by_kind=others,
         foreign=foreign,
+        admission=read_admission(
+            rules, others["Workload"], observed.kueue is not False, observed.flavors
+        ),
         pod_limit=pod_limit,
         byte_limit=byte_limit,
         prev=prev,
@@ -144,6 +150,8 @@ def read_state(
         backoff=int(prev.get("backoffCount") or 0),
     )
     _tell_rules(state)
+    if state.admission is not None:
+        rules.placement = state.admission.placement
     return state
 
 
@@ -175,7 +183,13 @@ def _own_children(job: AnyJob, observed: Observed) -> tuple[
     others: dict[str, list[Mapping[str, Any]]] = {}
     for kind, objs in zip(
         _OTHER_KINDS,
-        (observed.services, observed.config_maps, observed.secrets, observed.pod_groups),
+        (
+            observed.services,
+            observed.config_maps,
+            observed.secrets,
+            observed.pod_groups,
+            observed.workloads,
+        ),
         strict=True,
     ):
         mine = others.setdefault(kind, [])

@@ -50,6 +50,13 @@ class Observed:
     config_maps: tuple[Mapping[str, Any], ...] = ()
     secrets: tuple[Mapping[str, Any], ...] = ()
     pod_groups: tuple[Mapping[str, Any], ...] = ()
+    workloads: tuple[Mapping[str, Any], ...] = ()
+    """Kueue Workloads (`kueue.x-k8s.io/v1beta2`) of the job's namespace handed over."""
+    kueue: bool | None = None
+    """Whether the API server serves Kueue's Workloads (None: not known, as offline; a job that
+    names a queue then gets its Workload planned as on a cluster that runs Kueue)."""
+    flavors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Kueue ResourceFlavor name -> its `spec` (node labels and tolerations for admitted pods)."""
     ssh_key: tuple[str, str] | None = None
     """A fresh (private key PEM, public key OpenSSH) pair the shell generated, used only if the
     job needs an SSH secret and none exists yet (key generation is random, so it is an input)."""
@@ -63,6 +70,8 @@ class Update:
 
     manifest: Manifest
     reason: str
+    subresource: Literal["status"] | None = None
+    """"status": replace the object's status subresource (a Kueue Workload's, for example)."""
 
 
 @dataclass(frozen=True)

@@ -110,8 +110,11 @@ class FakeCluster:
         self._maybe_fail("delete")
         return True
 
-    def replace(self, manifest: Mapping[str, Any], namespace: str) -> dict[str, Any]:
-        self.calls.append(("update", f"{manifest['kind']}/{manifest['metadata']['name']}"))
+    def replace(
+        self, manifest: Mapping[str, Any], namespace: str, *, subresource: str | None = None
+    ) -> dict[str, Any]:
+        what = "update" if subresource is None else f"update {subresource}"
+        self.calls.append((what, f"{manifest['kind']}/{manifest['metadata']['name']}"))
         self._maybe_fail("update")
         return dict(manifest)
 

@@ -342,15 +342,17 @@ def operator_requests(api: FakeApiClient) -> set[tuple[str, str, str, str]]:
         }
         for r in CHILD_RESOURCES
     ]
-    # The core replaces pods and never changes a Secret's key pair: it updates only these.
-    updated = {"Service", "ConfigMap", "PodGroup"}
+    # The core replaces pods and never changes a Secret's key pair: it updates only these, and
+    # a Kueue Workload's status too (finished, evicted, pods ready).
+    updated = {"Service", "ConfigMap", "PodGroup", "Workload"}
     plan = Plan(
         status={"phase": "Running"},
         delete=tuple(
             Deletion(c["apiVersion"], c["kind"], c["metadata"]["name"], "uid", "test")
             for c in children
         ),
-        update=tuple(Update(c, "test") for c in children if c["kind"] in updated),
+        update=tuple(Update(c, "test") for c in children if c["kind"] in updated)
+        + tuple(Update(c, "test", "status") for c in children if c["kind"] == "Workload"),
         create=tuple(children),
         events=(Event("Normal", "Running", "The job is running."),),
     )

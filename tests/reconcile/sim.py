@@ -28,6 +28,10 @@ class Sim:
     plans: list[Plan] = field(default_factory=list)
     now: datetime = datetime(2026, 1, 1, tzinfo=UTC)
     ssh_key: tuple[str, str] | None = None
+    kueue: bool | None = None
+    """Whether the cluster serves Kueue's Workloads (Observed.kueue)."""
+    flavors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Kueue ResourceFlavor name -> its spec."""
 
     def __post_init__(self) -> None:
         self.job = copy.deepcopy(self.job)
@@ -46,6 +50,9 @@ class Sim:
             config_maps=tuple(by_kind.get("ConfigMap", ())),
             secrets=tuple(by_kind.get("Secret", ())),
             pod_groups=tuple(by_kind.get("PodGroup", ())),
+            workloads=tuple(by_kind.get("Workload", ())),
+            kueue=self.kueue,
+            flavors=self.flavors,
             ssh_key=self.ssh_key,
         )
 
@@ -102,7 +109,13 @@ class Sim:
                 self.others.pop((d.kind, d.name), None)
         for u in plan.update:
             key = (u.manifest["kind"], u.manifest["metadata"]["name"])
-            self.others[key] = copy.deepcopy(u.manifest)
+            new = copy.deepcopy(u.manifest)
+            old = self.others.get(key, {})
+            if u.subresource == "status":  # the status alone changes
+                new = {**copy.deepcopy(old), "status": new.get("status", {})}
+            elif "status" in old:  # the main resource keeps the status
+                new["status"] = copy.deepcopy(old["status"])
+            self.others[key] = new
         for m in plan.create:
             obj = copy.deepcopy(m)
             obj["metadata"]["uid"] = f"uid-{next(_uids)}"
@@ -181,6 +194,47 @@ class Sim:
     def drain_deletions(self) -> None:
         for name in [n for n, p in self.pods.items() if p["metadata"].get("deletionTimestamp")]:
             del self.pods[name]
+
+    # -- what Kueue would do -----------------------------------------------------------------------
+
+    def workload(self) -> dict[str, Any]:
+        return next(obj for (kind, _), obj in self.others.items() if kind == "Workload")
+
+    def admit(self, flavor: str = "default") -> None:
+        """Kueue admits the job's Workload: every pod set on `flavor`."""
+        wl = self.workload()
+        sets = [
+            {"name": ps["name"], "count": ps["count"], "flavors": {"nvidia.com/gpu": flavor}}
+            for ps in wl["spec"]["podSets"]
+        ]
+        wl["status"] = {
+            "admission": {"clusterQueue": "team-a", "podSetAssignments": sets},
+            "conditions": [
+                {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+                {"type": "Admitted", "status": "True", "reason": "Admitted"},
+            ],
+        }
+
+    def hold(self, message: str) -> None:
+        """Kueue keeps the Workload queued with `message` (QuotaReserved=False)."""
+        wl = self.workload()
+        wl["status"] = {
+            "conditions": [
+                {
+                    "type": "QuotaReserved",
+                    "status": "False",
+                    "reason": "Pending",
+                    "message": message,
+                }
+            ]
+        }
+
+    def evict(self, reason: str, message: str) -> None:
+        """Kueue evicts the admitted Workload (preemption, waitForPodsReady, ...)."""
+        wl = self.workload()
+        wl["status"]["conditions"].append(
+            {"type": "Evicted", "status": "True", "reason": reason, "message": message}
+        )
 
     # -- reading ----------------------------------------------------------------------------------
 

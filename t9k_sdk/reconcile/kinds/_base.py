@@ -170,6 +170,10 @@ class KindRules:
         meta["ownerReferences"] = [dict(self._owner_reference())]
         return meta
 
+    def child_metadata(self, name: str) -> dict[str, Any]:
+        """Metadata of a child of the whole job (no replica) named `name`."""
+        return self._meta(name, None)
+
     def pod(self, slot: Slot, mode: Mode) -> Manifest:
         """The pod of `slot`, started in `mode`."""
         group = self.group(slot.replica_type)
@@ -179,7 +183,7 @@ class KindRules:
         self.customize(spec, slot)
         self._apply_mode(spec, slot, group, mode)
         spec["restartPolicy"] = "Never"  # the controller decides restarts
-        scheduling.place_pod(self.job, spec)
+        scheduling.place_pod(self.job, spec, self.placement.get(slot.replica_type))
         meta = self._meta(slot.name, slot, o.meta(template))
         extra = self.pod_annotations(slot)
         if extra:
@@ -200,6 +204,10 @@ class KindRules:
     def outdated(self, slot: Slot, annotations: Mapping[str, str]) -> str | None:
         """Why a running pod must be relaunched (the spec changed under it), or None."""
         return None
+
+    placement: Mapping[str, scheduling.Placement] = {}
+    """Replica type -> what the job's admitted Kueue flavours add to its pods (set by the pass
+    from the job's Workload, `policies.admission`)."""
 
     mounted_hostfile: str | None = None
     """The hostfile in the job's ConfigMap as last observed (None: not observed yet). A pod

@@ -38,8 +38,8 @@ def keep_in_line(state: PassState) -> None:
         (m["kind"], m["metadata"]["name"]): m for m in desired
     }
     for kind, objs in state.others_by_kind.items():
-        if kind == "Service" and not services:
-            continue
+        if (kind == "Service" and not services) or kind == "Workload":
+            continue  # a Workload is the admission policy's (`policies.admission`)
         for obj in objs:
             _compare(state, kind, obj, wanted.pop((kind, o.meta(obj).name), None))
     first: list[Manifest] = []

@@ -55,6 +55,9 @@ class JobView:
     waiting: tuple[str, str] | None = None
     """(reason, message) of a launcher held back until its workers run: the Running condition
     says so (a Normal Event when it first appears) unless a replica has a problem of its own."""
+    queued: tuple[str, str] | None = None
+    """(reason, message) while Kueue has not admitted the job (or evicted it): the job is
+    Pending, its Running condition says why, with an Event when the reason first appears."""
     failure_is_the_jobs: bool = False
     """DeepSpeedJob: a failed job's ReplicaFailure is reason `Failed` with the job's failure
     message, as T9k writes it, followed by the failed pod's termination message when it has one
@@ -89,6 +92,8 @@ def phase_and_conditions(view: JobView) -> tuple[str, list[dict[str, Any]], list
         return phase, conditions.wire(), events
     if view.paused:
         phase = _paused(view, conditions)
+    elif view.queued is not None:
+        phase = _queued(view, view.queued, conditions, events)
     else:
         phase = _active(view, conditions, replicas, events)
     if observed:  # ReplicaFailure once a replica is observed
@@ -160,6 +165,19 @@ def _paused(view: JobView, conditions: Conditions) -> str:
     if conditions.get(JobConditionType.PAUSED) is not None:
         conditions.set(JobConditionType.PAUSED, _F, "Pausing", pausing)
     return JobPhase.PAUSED.value
+
+
+def _queued(
+    view: JobView, queued: tuple[str, str], conditions: Conditions, events: list[Event]
+) -> str:
+    """The job waits for Kueue's admission, or was evicted by it: Pending, and why."""
+    reason, message = queued
+    if conditions.get(JobConditionType.PAUSED) is not None:
+        conditions.set(JobConditionType.PAUSED, _F, "Resumed", "The job was resumed.")
+    conditions.set(JobConditionType.RUNNING, _F, reason, message)
+    if _reason(view.prev) != reason:  # an Event per reason, not per change of Kueue's message
+        events.append(Event("Normal" if reason == "Queued" else "Warning", reason, message))
+    return JobPhase.PENDING.value
 
 
 def _active(
