@@ -8,6 +8,7 @@
     python tools/cluster.py down     # stop what `up` and `make demo` started, remove .cluster/
     python tools/cluster.py real-node down|up   # stop or start the real node alone
     python tools/cluster.py import-images       # load images built since `up` into the real node
+    python tools/cluster.py kueue up|down|status # Kueue, on demand (tools/kueue.py)
 
 `up` runs etcd, kube-apiserver (TLS, client-certificate admin in system:masters, RBAC, service
 accounts, as controller-runtime's envtest does), installs the CRDs from operator/deploy/crds/ and
@@ -1181,6 +1182,14 @@ def status() -> int:
     return 0 if ok else 1
 
 
+def _kueue(action: str) -> int:
+    if __package__:
+        from . import kueue
+    else:
+        import kueue  # type: ignore[no-redef]
+    return kueue.main([action])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -1203,6 +1212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "real-node", help="stop or start the real node alone (the control plane keeps running)"
     )
     p_node.add_argument("action", choices=("up", "down"))
+    p_kueue = sub.add_parser("kueue", help="start, stop or check Kueue (tools/kueue.py)")
+    p_kueue.add_argument("action", choices=("up", "down", "status"))
     p_restart = sub.add_parser("restart", help="restart one component (fault injection)")
     p_restart.add_argument("component", choices=RESTARTABLE)
     p_restart.add_argument("--kill", action="store_true", help="SIGKILL instead of SIGTERM")
@@ -1221,6 +1232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"export KUBECONFIG={KUBECONFIG}")
         elif args.command == "import-images":
             import_images()
+        elif args.command == "kueue":
+            return _kueue(args.action)
         elif args.command == "real-node":
             state = read_state()
             if state is None or not healthy(state):

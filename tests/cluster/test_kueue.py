@@ -1,0 +1,430 @@
+"""Gang admission through the real Kueue (tools/kueue.py), on kwok nodes with GPUs.
+
+The module gets four kwok nodes of its own (8 GPUs each, tainted and labelled for this module),
+so that what other tests leave behind never holds their GPUs. A job without a queue lands on
+them by its own node selector and toleration; a job with a queue gets them from its Kueue
+ResourceFlavor, which is how the flavour's node labels and tolerations are seen to reach the
+pods. The first test runs before Kueue is started: a job that names a queue where no Kueue runs
+says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client, watch
+from kubernetes.client.exceptions import ApiException
+
+from tests.cluster.e2e_helpers import E2E, Jobs, condition, restart_counts
+from tools import kueue as kueue_tool
+from tools.kit import OWNER_LABEL, Operator, container, deepspeed_job, finish, template, wait_for
+
+KUEUE = ("kueue.x-k8s.io", "v1beta2")
+GPU = "nvidia.com/gpu"
+POOL = "t9k-test/kueue-pool"
+NODES = tuple(f"kwok-kueue-{i}" for i in range(4))
+TOLERATION = {"key": POOL, "operator": "Exists", "effect": "NoSchedule"}
+
+
+# --- the module's nodes and Kueue ------------------------------------------------------------
+
+
+def _node(name: str) -> dict[str, Any]:
+    resources = {"cpu": "32", "memory": "256Gi", "pods": "110", GPU: "8"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+            "labels": {"kubernetes.io/hostname": name, "type": "kwok", POOL: "gpu"},
+        },
+        "spec": {"taints": [{"key": POOL, "value": "gpu", "effect": "NoSchedule"}]},
+        "status": {"allocatable": resources, "capacity": resources},
+    }
+
+
+@pytest.fixture(scope="module")
+def gpu_nodes(core_v1: client.CoreV1Api) -> Iterator[tuple[str, ...]]:
+    for name in NODES:
+        with contextlib.suppress(ApiException):
+            core_v1.delete_node(name)
+        core_v1.create_node(_node(name))
+
+    def ready() -> bool:
+        nodes = [core_v1.read_node(n) for n in NODES]
+        return all(
+            any(c.type == "Ready" and c.status == "True" for c in n.status.conditions or ())
+            and not any(t.key.startswith("node.kubernetes.io/") for t in n.spec.taints or ())
+            for n in nodes
+        )
+
+    wait_for(lambda: ready(), bool, "the module's kwok GPU nodes to be Ready", 60)
+    yield NODES
+    for name in NODES:
+        with contextlib.suppress(ApiException):
+            core_v1.delete_node(name)
+
+
+@pytest.fixture(scope="module")
+def kueue(cluster: Any, gpu_nodes: tuple[str, ...]) -> Iterator[None]:
+    """The real Kueue, for the rest of the module; stopped after it."""
+    kueue_tool.up()
+    yield
+    kueue_tool.down()
+
+
+@pytest.fixture(scope="module")
+def e2e(kueue: None, e2e: E2E) -> E2E:
+    """The module's operator, started once Kueue serves its API (conftest's, after Kueue)."""
+    return e2e
+
+
+class Kueue:
+    """The Kueue objects of one test (cluster-scoped ones named after its namespace)."""
+
+    def __init__(self, custom: client.CustomObjectsApi, namespace: str) -> None:
+        self.custom = custom
+        self.namespace = namespace
+        self.cluster_objects: list[tuple[str, str]] = []
+
+    def _create(self, plural: str, name: str, spec: dict[str, Any], kind: str) -> None:
+        body = {"apiVersion": "/".join(KUEUE), "kind": kind, "metadata": {"name": name}}
+        body.update(spec)
+        self.custom.create_cluster_custom_object(*KUEUE, plural, body)
+        self.cluster_objects.append((plural, name))
+
+    def flavor(self) -> str:
+        name = f"{self.namespace}-gpu"
+        spec = {"nodeLabels": {POOL: "gpu"}, "tolerations": [TOLERATION]}
+        self._create("resourceflavors", name, {"spec": spec}, "ResourceFlavor")
+        return name
+
+    def cluster_queue(
+        self, name: str, gpus: int, *, cohort: str | None = None, **preemption: str
+    ) -> str:
+        full = f"{self.namespace}-{name}"
+        quota = [
+            {"name": "cpu", "nominalQuota": "1000"},
+            {"name": "memory", "nominalQuota": "100Ti"},
+            {"name": GPU, "nominalQuota": str(gpus)},
+        ]
+        spec: dict[str, Any] = {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory", GPU],
+                    "flavors": [{"name": f"{self.namespace}-gpu", "resources": quota}],
+                }
+            ],
+        }
+        if cohort is not None:
+            spec["cohortName"] = f"{self.namespace}-{cohort}"
+        if preemption:
+            spec["preemption"] = preemption
+        self._create("clusterqueues", full, {"spec": spec}, "ClusterQueue")
+        return full
+
+    def local_queue(self, name: str, cluster_queue: str) -> str:
+        body = {
+            "apiVersion": "/".join(KUEUE),
+            "kind": "LocalQueue",
+            "metadata": {"name": name},
+            "spec": {"clusterQueue": cluster_queue},
+        }
+        self.custom.create_namespaced_custom_object(*KUEUE, self.namespace, "localqueues", body)
+        return name
+
+    def priority(self, name: str, value: int) -> str:
+        full = f"{self.namespace}-{name}"
+        self._create("workloadpriorityclasses", full, {"value": value}, "WorkloadPriorityClass")
+        return full
+
+    def workload(self, job: str) -> dict[str, Any]:
+        return dict(
+            self.custom.get_namespaced_custom_object(
+                *KUEUE, self.namespace, "workloads", f"deepspeedjob-{job}"
+            )
+        )
+
+    def close(self) -> None:
+        for plural, name in reversed(self.cluster_objects):
+            with contextlib.suppress(ApiException):
+                self.custom.delete_cluster_custom_object(*KUEUE, plural, name)
+
+
+@pytest.fixture
+def queues(kueue: None, jobs: Jobs) -> Iterator[Kueue]:
+    objects = Kueue(jobs.custom, jobs.namespace)
+    objects.flavor()
+    yield objects
+    objects.close()
+
+
+def gpu_job(
+    name: str,
+    workers: int = 3,
+    *,
+    queue: str | None = None,
+    priority: str | None = None,
+    pinned: bool = False,
+    runs_for: str | None = None,
+) -> dict[str, Any]:
+    """A DeepSpeedJob of `workers` x 8 GPUs; worker-0 (the launcher) ends after `runs_for`
+    (never, if None). `pinned`: it selects the module's nodes itself (a job without a queue)."""
+    job = deepspeed_job(name, workers)
+    worker = container("worker", resources={"limits": {GPU: "8"}})
+    annotations = finish(0, runs_for) if runs_for is not None else None
+    job["spec"]["worker"]["template"] = template(worker, annotations=annotations)
+    if pinned:
+        spec = job["spec"]["worker"]["template"]["spec"]
+        spec["nodeSelector"] = {POOL: "gpu"}
+        spec["tolerations"] = [TOLERATION]
+    labels = {}
+    if queue is not None:
+        labels["kueue.x-k8s.io/queue-name"] = queue
+    if priority is not None:
+        labels["kueue.x-k8s.io/priority-class"] = priority
+    if labels:
+        job["metadata"]["labels"] = labels
+    return job
+
+
+class PodWatch:
+    """Every pod event of a namespace, checked as it comes: which jobs hold live pods (created,
+    not ending, not finished) at the same moment."""
+
+    def __init__(self, core_v1: client.CoreV1Api, namespace: str) -> None:
+        self.core_v1 = core_v1
+        self.namespace = namespace
+        self.live: dict[str, str] = {}
+        self.overlaps: list[dict[str, str]] = []
+        self.seen: set[str] = set()
+        self._watch = watch.Watch()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        with contextlib.suppress(Exception):
+            for event in self._watch.stream(
+                self.core_v1.list_namespaced_pod, self.namespace, timeout_seconds=600
+            ):
+                pod = event["object"]
+                job = (pod.metadata.labels or {}).get(OWNER_LABEL, "")
+                ended = pod.metadata.deletion_timestamp is not None or pod.status.phase in (
+                    "Succeeded",
+                    "Failed",
+                )
+                if event["type"] == "DELETED" or ended:
+                    self.live.pop(pod.metadata.name, None)
+                else:
+                    self.live[pod.metadata.name] = job
+                    self.seen.add(job)
+                if len(set(self.live.values())) > 1:
+                    self.overlaps.append(dict(self.live))
+
+    def close(self) -> None:
+        self._watch.stop()
+
+
+# --- without Kueue ---------------------------------------------------------------------------
+
+
+def test_a_job_that_names_a_queue_where_kueue_is_absent_says_so_and_creates_no_pod(
+    cluster: Any,
+    start_operator: Any,
+    namespace: str,
+    custom: client.CustomObjectsApi,
+    core_v1: client.CoreV1Api,
+) -> None:
+    kueue_tool.down()  # a cluster kept from an earlier run may have it
+    operator: Operator = start_operator()
+    operator.wait_ready("leader")
+    job = gpu_job("lost", queue="team-a")
+    custom.create_namespaced_custom_object(
+        "batch.tensorstack.dev", "v1beta1", namespace, "deepspeedjobs", job
+    )
+
+    def status() -> dict[str, Any]:
+        got = custom.get_namespaced_custom_object(
+            "batch.tensorstack.dev", "v1beta1", namespace, "deepspeedjobs", "lost"
+        )
+        return dict(got.get("status") or {})
+
+    got = wait_for(
+        status,
+        lambda s: condition(s, "Running").get("reason") == "QueueUnavailable",
+        "the job to say Kueue is absent",
+        30,
+    )
+    assert got["phase"] == "Pending"
+    assert "install Kueue, or remove the label" in condition(got, "Running")["message"]
+    events = core_v1.list_namespaced_event(namespace, field_selector="involvedObject.name=lost")
+    assert [(e.type, e.reason) for e in events.items if e.reason == "QueueUnavailable"] == [
+        ("Warning", "QueueUnavailable")
+    ]
+    assert core_v1.list_namespaced_pod(namespace).items == []
+
+
+# --- the deadlock, and the queue that prevents it ----------------------------------------------
+
+
+def test_without_a_queue_two_jobs_hold_every_gpu_and_neither_can_start(
+    gpu_nodes: tuple[str, ...], jobs: Jobs
+) -> None:
+    """The deadlock gang admission exists for: 2 x 3 workers of 8 GPUs on 32 GPUs."""
+    jobs.create(gpu_job("left", pinned=True), gpu_job("right", pinned=True))
+
+    def placed() -> dict[str, tuple[str, str]]:
+        pods = {**jobs.pods("left"), **jobs.pods("right")}
+        return {n: (p.spec.node_name or "", p.status.phase) for n, p in pods.items()}
+
+    def stuck(pods: dict[str, tuple[str, str]]) -> bool:
+        workers = {f"{j}-worker-{i}" for j in ("left", "right") for i in (1, 2)}
+        running = {n for n, (node, phase) in pods.items() if node and phase == "Running"}
+        launchers = {n: pods.get(n) for n in ("left-worker-0", "right-worker-0")}
+        return running == workers and all(p == ("", "Pending") for p in launchers.values())
+
+    # worker-0, each job's launcher, is created once the other workers run: no node has room
+    # left for it, and none ever will
+    got = wait_for(placed, stuck, "each job's workers 1, 2 running and worker-0 unplaced", 60)
+    assert all(node in NODES for node, _ in got.values() if node)
+    for job in ("left", "right"):
+        pod = jobs.pod(f"{job}-worker-0")
+        scheduled = next(c for c in pod.status.conditions if c.type == "PodScheduled")
+        assert (scheduled.status, scheduled.reason) == ("False", "Unschedulable")
+        assert jobs.status(job)["phase"] != "Running"
+    jobs.delete("left")
+    jobs.delete("right")
+    wait_for(placed, lambda p: p == {}, "the deadlocked jobs' pods to go", 60)
+
+
+def test_with_a_queue_the_two_jobs_run_one_after_the_other_and_both_finish(
+    queues: Kueue, jobs: Jobs
+) -> None:
+    queue = queues.local_queue("gpus", queues.cluster_queue("gpus", 32))
+    seen = PodWatch(jobs.core_v1, jobs.namespace)
+    try:
+        jobs.create(
+            gpu_job("first", queue=queue, runs_for="3s"),
+            gpu_job("second", queue=queue, runs_for="3s"),
+        )
+        for name in ("first", "second"):
+            jobs.wait_phase(name, "Succeeded", timeout=120)
+    finally:
+        seen.close()
+    assert seen.seen == {"first", "second"}
+    assert seen.overlaps == [], "two jobs held pods at the same moment"
+    for name in ("first", "second"):
+        workload = queues.workload(name)
+        finished = condition(workload["status"], "Finished")
+        assert finished["status"] == "True"
+        assert restart_counts(jobs.status(name)) == {"worker": 0}
+
+
+def test_the_flavours_node_labels_and_tolerations_reach_the_pods_and_kueue_sees_them_ready(
+    queues: Kueue, jobs: Jobs
+) -> None:
+    queue = queues.local_queue("gpus", queues.cluster_queue("gpus", 32))
+    jobs.create(gpu_job("placed", 2, queue=queue))
+    pods = jobs.wait_running("placed", {"placed-worker-0", "placed-worker-1"}, timeout=60)
+    for pod in pods.values():
+        assert pod.spec.node_selector == {POOL: "gpu"}
+        assert any(t.key == POOL and t.effect == "NoSchedule" for t in pod.spec.tolerations)
+        assert pod.spec.node_name in NODES
+    wait_for(
+        lambda: queues.workload("placed").get("status") or {},
+        lambda s: condition(s, "PodsReady").get("status") == "True",
+        "Kueue's PodsReady on the job's Workload",
+        30,
+    )
+
+
+def test_a_job_larger_than_any_quota_is_refused_with_kueues_message(
+    queues: Kueue, jobs: Jobs
+) -> None:
+    queue = queues.local_queue("gpus", queues.cluster_queue("gpus", 32))
+    jobs.create(gpu_job("huge", 5, queue=queue))
+    status = jobs.wait_status(
+        "huge",
+        lambda s: condition(s, "Running").get("reason") == "Inadmissible",
+        "Kueue's refusal on the job",
+        60,
+    )
+    message = condition(status, "Running")["message"]
+    assert "insufficient quota for nvidia.com/gpu" in message
+    assert status["phase"] == "Pending"
+    assert jobs.pods("huge") == {}
+
+
+# --- preemption, borrowing, reclaiming, pause ----------------------------------------------------
+
+
+def _evicted_and_back(jobs: Jobs, name: str) -> None:
+    """The evicted job waits, with the reason, holding no pod; its restarts are unspent."""
+    status = jobs.wait_status(
+        name,
+        lambda s: condition(s, "Running").get("reason") == "Evicted",
+        "the job to wait again after its eviction",
+        60,
+    )
+    assert status["phase"] == "Pending"
+    wait_for(lambda: jobs.pods(name), lambda p: p == {}, f"{name}'s pods to go", 60)
+    assert restart_counts(jobs.status(name)) == {"worker": 0}
+    assert int(jobs.status(name).get("backoffCount") or 0) == 0
+
+
+def test_a_higher_priority_job_evicts_a_lower_one_which_runs_again_and_finishes(
+    queues: Kueue, jobs: Jobs
+) -> None:
+    cq = queues.cluster_queue("gpus", 32, withinClusterQueue="LowerPriority")
+    queue = queues.local_queue("gpus", cq)
+    low, high = queues.priority("low", 100), queues.priority("high", 1000)
+    jobs.create(gpu_job("low", queue=queue, priority=low))
+    jobs.wait_running("low", {f"low-worker-{i}" for i in range(3)}, timeout=60)
+    jobs.create(gpu_job("high", queue=queue, priority=high, runs_for="3s"))
+    _evicted_and_back(jobs, "low")
+    jobs.wait_phase("high", "Succeeded", timeout=60)
+    jobs.wait_running("low", {f"low-worker-{i}" for i in range(3)}, timeout=60)
+    jobs.end_pod("low-worker-0")
+    jobs.wait_phase("low", "Succeeded", timeout=60)
+    assert restart_counts(jobs.status("low")) == {"worker": 0}
+    assert "Evicted" in jobs.reasons("low")
+
+
+def test_two_teams_in_a_cohort_borrow_and_reclaim(queues: Kueue, jobs: Jobs) -> None:
+    team_a = queues.local_queue("team-a", queues.cluster_queue("a", 16, cohort="gpus"))
+    team_b = queues.local_queue(
+        "team-b", queues.cluster_queue("b", 16, cohort="gpus", reclaimWithinCohort="Any")
+    )
+    # team A's 24 GPUs are 8 more than its quota: borrowed from team B, which uses none
+    jobs.create(gpu_job("borrower", queue=team_a))
+    jobs.wait_running("borrower", {f"borrower-worker-{i}" for i in range(3)}, timeout=60)
+    # team B wants its quota back: Kueue reclaims it, team A's job is evicted and waits
+    jobs.create(gpu_job("owner", 2, queue=team_b, runs_for="3s"))
+    _evicted_and_back(jobs, "borrower")
+    jobs.wait_phase("owner", "Succeeded", timeout=60)
+    jobs.wait_running("borrower", {f"borrower-worker-{i}" for i in range(3)}, timeout=60)
+    jobs.end_pod("borrower-worker-0")
+    jobs.wait_phase("borrower", "Succeeded", timeout=60)
+
+
+def test_a_paused_job_gives_its_quota_back_and_the_next_one_runs(queues: Kueue, jobs: Jobs) -> None:
+    queue = queues.local_queue("gpus", queues.cluster_queue("gpus", 24))
+    jobs.create(gpu_job("pausing", queue=queue))
+    jobs.wait_running("pausing", {f"pausing-worker-{i}" for i in range(3)}, timeout=60)
+    jobs.create(gpu_job("next", queue=queue, runs_for="3s"))
+    jobs.patch("pausing", {"spec": {"runMode": {"pause": {"enabled": True}}}})
+    wait_for(
+        lambda: queues.workload("pausing")["spec"],
+        lambda s: s.get("active") is False,
+        "the paused job's Workload to be inactive",
+        30,
+    )
+    jobs.wait_phase("next", "Succeeded", timeout=60)
+    jobs.patch("pausing", {"spec": {"runMode": {"pause": {"enabled": False}}}})
+    jobs.wait_running("pausing", {f"pausing-worker-{i}" for i in range(3)}, timeout=60)
