@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal, cast
 
 from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
@@ -265,6 +265,7 @@ def diagnose(
         out.append(_unreported(age))
     out.extend(_by_phase(job, phase, short, name))
     out.extend(_waiting_for_workers(running, phase))
+    out.extend(_kueue(job, running, phase))
     out.extend(_operator_restarts(job))
     out.extend(_held_back(job, pods, phase, short, name))
     for pod in sorted(pods, key=lambda p: o.meta(p).name):
@@ -335,6 +336,52 @@ def _waiting_for_workers(running: Mapping[str, Any] | None, phase: str | None) -
     return []
 
 
+_KUEUE_HINTS: Final = {
+    conventions.KUEUE_QUEUED: (
+        "info",
+        "it runs when Kueue admits it; `kubectl get workloads` and the ClusterQueue's status"
+        " show the quota it waits for",
+    ),
+    conventions.KUEUE_EVICTED: (
+        "info",
+        "nothing to do: Kueue admits it again when there is room (the eviction spent no"
+        " restart)",
+    ),
+    conventions.KUEUE_INADMISSIBLE: (
+        "error",
+        "check the LocalQueue's name and its ClusterQueue, or ask for less than the quota",
+    ),
+    conventions.KUEUE_QUEUE_UNAVAILABLE: (
+        "error",
+        f"install Kueue, or remove the label {conventions.KUEUE_QUEUE_LABEL} to run it without"
+        " a queue",
+    ),
+}
+
+
+def _kueue(
+    job: Mapping[str, Any], running: Mapping[str, Any] | None, phase: str | None
+) -> list[Finding]:
+    """A job that names a Kueue LocalQueue and is not admitted: Kueue's reason, from the
+    job's Running condition (where the operator puts it)."""
+    labels = o.meta(job).labels or {}
+    if conventions.KUEUE_QUEUE_LABEL not in labels or phase in _ENDED or running is None:
+        return []
+    reason = str(running.get("reason") or "")
+    if running.get("status") != "False" or reason not in _KUEUE_HINTS:
+        return []
+    severity, hint = _KUEUE_HINTS[reason]
+    queue = labels[conventions.KUEUE_QUEUE_LABEL]
+    return [
+        Finding(
+            cast(Severity, severity),
+            "job",
+            f"not admitted by Kueue ({reason}, LocalQueue {queue}): {running.get('message')}",
+            hint,
+        )
+    ]
+
+
 def _operator_restarts(job: Mapping[str, Any]) -> list[Finding]:
     """Replicas the operator restarted, per replica type."""
     return [
@@ -360,6 +407,8 @@ def _held_back(
     keeps what it holds, and two such jobs wait on each other forever."""
     if phase in _ENDED or o.mapping(job.get("spec")).get("scheduler"):
         return []
+    if conventions.KUEUE_QUEUE_LABEL in (o.meta(job).labels or {}):
+        return []  # Kueue admits it whole
     found = held_back(pods)
     if found is None:
         return []
@@ -375,7 +424,9 @@ def _held_back(
             " wait; ranks that need each other hold it idle, and two jobs like this can wait"
             " on each other forever",
             f"free what it holds: t9k-sdk pause {short} {name}, and resume it when {total} pods"
-            " fit at once; or lower the replicas or the requests",
+            " fit at once; or lower the replicas or the requests; where the cluster runs Kueue,"
+            f" label the job {conventions.KUEUE_QUEUE_LABEL}=<LocalQueue> so that it is"
+            " admitted all or none",
         )
     ]
 

@@ -50,14 +50,10 @@ __all__ = [
 ]
 
 WORKLOAD_KIND: Final = "Workload"
-QUEUED: Final = "Queued"
-"""Running condition reason of a job waiting for Kueue's admission."""
-QUEUE_UNAVAILABLE: Final = "QueueUnavailable"
-"""... of a job that names a queue on a cluster whose API server serves no Kueue Workloads."""
-EVICTED: Final = "Evicted"
-"""... of an admitted job Kueue evicted (preemption, `waitForPodsReady`, deactivation)."""
-INADMISSIBLE: Final = "Inadmissible"
-"""... of a job Kueue will not admit as it is (its queue does not exist, no flavour fits)."""
+QUEUED: Final = conventions.KUEUE_QUEUED
+QUEUE_UNAVAILABLE: Final = conventions.KUEUE_QUEUE_UNAVAILABLE
+EVICTED: Final = conventions.KUEUE_EVICTED
+INADMISSIBLE: Final = conventions.KUEUE_INADMISSIBLE
 
 _POD_SET_NAME: Final = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _TEMPLATE_CONTAINER_KEYS: Final = ("name", "image", "resources")

@@ -398,3 +398,36 @@ def test_no_held_back_finding_when_nothing_is_held_for_pods_that_find_no_room(
     manifest = {**job(status or {"phase": "Running"}), "spec": spec}
     found = [f for f in diagnose(manifest, observed, [], NOW) if f.subject == "job"]
     assert not [f for f in found if "are placed and hold" in f.message], (case, found)
+
+
+def test_the_held_back_advice_names_a_kueue_queue_as_the_way_out() -> None:
+    full = "0/4 nodes are available: 4 Insufficient nvidia.com/gpu."
+    placed = [pod(i, limits={"nvidia.com/gpu": "8"}) for i in (1, 2)]
+    first = diagnose(job({"phase": "Running"}), [*placed, unscheduled(0, full)], [], NOW)[0]
+    assert first.hint is not None
+    assert "label the job kueue.x-k8s.io/queue-name=<LocalQueue>" in first.hint
+
+
+def queued_job(reason: str, message: str) -> dict[str, Any]:
+    running = {"type": "Running", "status": "False", "reason": reason, "message": message}
+    manifest = job({"phase": "Pending", "conditions": [running]})
+    manifest["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "team-a"}
+    return manifest
+
+
+@pytest.mark.parametrize(
+    ("reason", "severity", "hint"),
+    [
+        ("Queued", "info", "it runs when Kueue admits it"),
+        ("Evicted", "info", "the eviction spent no restart"),
+        ("Inadmissible", "error", "check the LocalQueue's name"),
+        ("QueueUnavailable", "error", "install Kueue, or remove the label"),
+    ],
+)
+def test_a_job_kueue_has_not_admitted_says_why_first(reason: str, severity: str, hint: str) -> None:
+    findings = diagnose(queued_job(reason, "Kueue's words"), [], [], NOW)
+    first = findings[0]
+    assert (first.severity, first.subject) == (severity, "job")
+    assert first.message == (f"not admitted by Kueue ({reason}, LocalQueue team-a): Kueue's words")
+    assert first.hint is not None
+    assert hint in first.hint
