@@ -65,6 +65,7 @@ _TEMPLATE_SPEC_KEYS: Final = (
     "overhead",
     "runtimeClassName",
 )
+_REQUEUED_AT_ONCE: Final = ("Preempted", "NodeFailures")
 _INADMISSIBLE_HINTS: Final = (
     "doesn't exist",
     "is inactive",
@@ -273,9 +274,16 @@ def workload_updates(
     if finished is not None:
         changed |= _set(conditions, "Finished", "True", finished[0], finished[1], now)
     elif admission.situation == "evicting" and pods_left == 0:
-        message = str(_conditions(workload)["Evicted"].get("message") or "")
+        evicted = _conditions(workload)["Evicted"]
+        message = str(evicted.get("message") or "")
+        reason = str(evicted.get("reason") or "")
         status.pop("admission", None)
         changed = True
+        # As Kueue's job framework does: queued again at once after a preemption or a node
+        # failure; otherwise (waitForPodsReady's timeout, deactivation) Kueue requeues it itself
+        # after its backoff, or when the Workload is active again.
+        requeued = "True" if reason in _REQUEUED_AT_ONCE else "False"
+        _set(conditions, "Requeued", requeued, reason, message, now)
         _set(conditions, "QuotaReserved", "False", "Pending", message, now)
         _set(
             conditions, "Admitted", "False", "NoReservation", "The workload has no reservation", now

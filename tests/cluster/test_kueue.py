@@ -20,6 +20,8 @@ from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
 from tests.cluster.e2e_helpers import E2E, Jobs, condition, restart_counts
+from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, scripts_configmap
+from tests.cluster.test_real_training import torchrun_job
 from tools import kueue as kueue_tool
 from tools.kit import OWNER_LABEL, Operator, container, deepspeed_job, finish, template, wait_for
 
@@ -98,14 +100,19 @@ class Kueue:
         self.custom.create_cluster_custom_object(*KUEUE, plural, body)
         self.cluster_objects.append((plural, name))
 
-    def flavor(self) -> str:
-        name = f"{self.namespace}-gpu"
-        spec = {"nodeLabels": {POOL: "gpu"}, "tolerations": [TOLERATION]}
-        self._create("resourceflavors", name, {"spec": spec}, "ResourceFlavor")
-        return name
+    def flavor(self, name: str = "gpu", **spec: Any) -> str:
+        full = f"{self.namespace}-{name}"
+        self._create("resourceflavors", full, {"spec": spec}, "ResourceFlavor")
+        return full
 
     def cluster_queue(
-        self, name: str, gpus: int, *, cohort: str | None = None, **preemption: str
+        self,
+        name: str,
+        gpus: int,
+        *,
+        cohort: str | None = None,
+        flavor: str = "gpu",
+        **preemption: str,
     ) -> str:
         full = f"{self.namespace}-{name}"
         quota = [
@@ -118,7 +125,7 @@ class Kueue:
             "resourceGroups": [
                 {
                     "coveredResources": ["cpu", "memory", GPU],
-                    "flavors": [{"name": f"{self.namespace}-gpu", "resources": quota}],
+                    "flavors": [{"name": f"{self.namespace}-{flavor}", "resources": quota}],
                 }
             ],
         }
@@ -144,10 +151,10 @@ class Kueue:
         self._create("workloadpriorityclasses", full, {"value": value}, "WorkloadPriorityClass")
         return full
 
-    def workload(self, job: str) -> dict[str, Any]:
+    def workload(self, job: str, kind: str = "deepspeedjob") -> dict[str, Any]:
         return dict(
             self.custom.get_namespaced_custom_object(
-                *KUEUE, self.namespace, "workloads", f"deepspeedjob-{job}"
+                *KUEUE, self.namespace, "workloads", f"{kind}-{job}"
             )
         )
 
@@ -160,7 +167,7 @@ class Kueue:
 @pytest.fixture
 def queues(kueue: None, jobs: Jobs) -> Iterator[Kueue]:
     objects = Kueue(jobs.custom, jobs.namespace)
-    objects.flavor()
+    objects.flavor("gpu", nodeLabels={POOL: "gpu"}, tolerations=[TOLERATION])
     yield objects
     objects.close()
 
@@ -428,3 +435,24 @@ def test_a_paused_job_gives_its_quota_back_and_the_next_one_runs(queues: Kueue, 
     jobs.wait_phase("next", "Succeeded", timeout=60)
     jobs.patch("pausing", {"spec": {"runMode": {"pause": {"enabled": False}}}})
     jobs.wait_running("pausing", {f"pausing-worker-{i}" for i in range(3)}, timeout=60)
+
+
+# --- real training ---------------------------------------------------------------------------
+
+
+@pytest.mark.realnode
+def test_a_torchrun_job_admitted_through_kueue_trains_on_the_real_node_to_succeeded(
+    real_node: RealNode, queues: Kueue, jobs: Jobs
+) -> None:
+    scripts_configmap(jobs.core_v1, jobs.namespace)
+    queues.flavor("node")  # no labels: the job places itself on the real node
+    queue = queues.local_queue("cpus", queues.cluster_queue("cpus", 0, flavor="node"))
+    job = torchrun_job("kq", steps=20)
+    job["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": queue}
+    jobs.create(job)
+    status = jobs.wait_final("kq", REAL_TIMEOUT)
+    assert status["phase"] == "Succeeded", status
+    workload = queues.workload("kq", "genericjob")
+    assert condition(workload["status"], "Admitted")["status"] == "True"
+    assert condition(workload["status"], "Finished")["status"] == "True"
+    assert "loss fell from" in logs(jobs.core_v1, jobs.namespace, "kq-worker-0")

@@ -95,8 +95,13 @@ def test_an_evicted_job_gives_its_pods_back_spends_no_restart_and_runs_again() -
     # Once no pod is left, the admission goes back to Kueue, which queues the job again.
     workload = s.workload()
     assert "admission" not in workload["status"]
-    reserved = next(c for c in workload["status"]["conditions"] if c["type"] == "QuotaReserved")
-    assert reserved["status"] == "False"
+    conditions = {c["type"]: c for c in workload["status"]["conditions"]}
+    assert conditions["QuotaReserved"]["status"] == "False"
+    # preempted: queued again at once, as Kueue's own job framework does
+    assert (conditions["Requeued"]["status"], conditions["Requeued"]["reason"]) == (
+        "True",
+        "Preempted",
+    )
     s.step()
     assert s.phase == "Pending"
     running = s.condition("Running")
