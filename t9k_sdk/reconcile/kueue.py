@@ -65,6 +65,8 @@ _TEMPLATE_SPEC_KEYS: Final = (
     "overhead",
     "runtimeClassName",
 )
+MESSAGE_CHARS: Final = 1024
+"""The most of a Kueue message the job's condition carries."""
 _REQUEUED_AT_ONCE: Final = ("Preempted", "NodeFailures")
 _INADMISSIBLE_HINTS: Final = (
     "doesn't exist",
@@ -194,7 +196,7 @@ def read_admission(
     admitted = _true(conditions.get("Admitted")) and _has_admission(workload)
     if evicted is not None and _true(evicted) and _has_admission(workload):
         message = f"Kueue evicted the job ({evicted.get('reason')}): {evicted.get('message')}"
-        return Admission(queue, "evicting", workload, EVICTED, message)
+        return Admission(queue, "evicting", workload, EVICTED, _short(message))
     if admitted:
         return Admission(
             queue, "admitted", workload, placement=_placement(rules, workload, flavors)
@@ -207,14 +209,14 @@ def _waiting(
 ) -> Admission:
     """A Workload not admitted: queued, or one Kueue says it cannot admit as it is."""
     reserved = conditions.get("QuotaReserved") or {}
-    detail = str(reserved.get("message") or "").strip()
+    detail = _short(str(reserved.get("message") or "").strip())
     evicted = conditions.get("Evicted")
     requeued = conditions.get("Requeued")
     if _true(evicted) or (requeued is not None and not _true(requeued)):
         why = evicted or requeued or {}
         message = (
-            f"Kueue evicted the job ({why.get('reason')}): {why.get('message')}; it waits in"
-            f" the LocalQueue {queue!r} to be admitted again"
+            f"Kueue evicted the job ({why.get('reason')}): {_short(str(why.get('message')))};"
+            f" it waits in the LocalQueue {queue!r} to be admitted again"
         )
         return Admission(queue, "evicted", workload, EVICTED, message)
     if any(h in detail for h in _INADMISSIBLE_HINTS):
@@ -340,6 +342,13 @@ def _set(
 def _conditions(workload: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     status = workload.get("status") or {}
     return {str(c.get("type")): c for c in status.get("conditions") or () if isinstance(c, Mapping)}
+
+
+def _short(text: str) -> str:
+    """Kueue's words, at most MESSAGE_CHARS of them, on one line (they reach the job's
+    status, its Events and a terminal)."""
+    flat = "".join(c if c.isprintable() else " " for c in text)
+    return flat if len(flat) <= MESSAGE_CHARS else flat[: MESSAGE_CHARS - 3] + "..."
 
 
 def _true(condition: Mapping[str, Any] | None) -> bool:

@@ -207,3 +207,54 @@ def test_the_builder_refuses_kueue_arguments_that_cannot_work(
     with pytest.raises(InvalidManifestError) as caught:
         GenericJob(name="demo", replicas=[Replica(type="worker", image="busybox")], **arguments)
     assert any(p.path == field and says in p.message for p in caught.value.problems)
+
+
+def test_kueues_message_reaches_the_job_bounded_and_on_one_line() -> None:
+    s = sim(ds_job())
+    s.step()
+    s.hold("\x1b[2Jquota\n" + "x" * 100_000)
+    s.step()
+    running = s.condition("Running")
+    assert running is not None
+    assert len(running["message"]) < 1200
+    assert "\x1b" not in running["message"]
+    assert "\n" not in running["message"]
+    assert running["message"].endswith("...")
+
+
+def test_a_workload_someone_else_created_under_the_jobs_name_is_a_conflict_not_an_admission() -> (
+    None
+):
+    s = sim(ds_job())
+    forged = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "name": "deepspeedjob-demo",
+            "namespace": "ns",
+            "uid": "forged",
+            "resourceVersion": "1",
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "name": "x",
+                    "uid": "other",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": {"queueName": "team-a", "podSets": []},
+        "status": {
+            "admission": {"clusterQueue": "team-a", "podSetAssignments": []},
+            "conditions": [{"type": "Admitted", "status": "True", "reason": "Admitted"}],
+        },
+    }
+    s.others[("Workload", "deepspeedjob-demo")] = forged
+    for _ in range(3):
+        plan = s.step()
+        assert by_name(plan.create, "Pod") == {}
+        assert not [d for d in plan.delete if d.kind == "Workload"]
+        assert not [u for u in plan.update if u.manifest["kind"] == "Workload"]
+    assert s.pods == {}
+    assert any("deepspeedjob-demo" in (e.message or "") for e in s.events)
