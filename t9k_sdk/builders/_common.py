@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import math
-import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from enum import StrEnum
@@ -14,7 +13,6 @@ from typing import (
     Annotated,
     Any,
     ClassVar,
-    Final,
     Literal,
     Self,
     TypeAlias,
@@ -427,7 +425,7 @@ class _Builder(_Piece):
         ):
             given = (self.labels or {}).get(label)
             value = getattr(self, argument)
-            if value is not None and not _DNS_LABEL.fullmatch(value):
+            if value is not None and not conventions.KUEUE_NAME.fullmatch(value):
                 problems.append(
                     Problem(
                         argument,
@@ -557,9 +555,6 @@ class _Builder(_Piece):
         if debug is None and pause is None:
             return None
         return models.RunMode.model_construct(debug=debug, pause=pause)
-
-
-_DNS_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def _argument_problem(problem: Problem, paths: Mapping[str, str]) -> Problem:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Final, Literal, NotRequired, TypedDict, cast, 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import _kinds, builders, codecs, models
 from t9k_sdk import _objects as o
 from t9k_sdk._duration import parse_duration
@@ -134,6 +135,12 @@ class _JobArgsBase(TypedDict):
     operator: NotRequired[T9kOperator]
     """A `T9kOperator` of the same stack: the job is created after its CRDs and Deployment (and
     deleted before them)."""
+    kueue_queue: NotRequired[str]
+    """Kueue LocalQueue that admits the job as one gang (Kueue's label
+    `kueue.x-k8s.io/queue-name` on the job), as the builders' `kueue_queue` sets it."""
+    kueue_priority_class: NotRequired[str]
+    """Kueue WorkloadPriorityClass of the job (the label `kueue.x-k8s.io/priority-class`; needs
+    a queue, here or on the job)."""
 
 
 class GenericJobArgs(_JobArgsBase):
@@ -231,7 +238,7 @@ class _JobComponent(pulumi.ComponentResource):
     ) -> None:
         _check_keys(self.KIND, resource_name, args)
         subject = f"{self.KIND} {resource_name!r}"
-        job = _job_model(self.KIND, args.get("job"))
+        job = _with_kueue(subject, _job_model(self.KIND, args.get("job")), args)
         await_phase, seconds = _await_inputs(subject, args, debug=_debug(job))
         namespace = checked_input(subject, "namespace", args.get("namespace"), validate_namespace)
         extra = _operator_dependencies(subject, self.KIND, args.get("operator"))
@@ -285,6 +292,41 @@ class _JobComponent(pulumi.ComponentResource):
         self.register_outputs(
             {"name": self.name, "namespace": self.namespace, "uid": self.uid, "phase": self.phase}
         )
+
+
+def _with_kueue(subject: str, job: AnyJob, args: Mapping[str, Any]) -> AnyJob:
+    """`job` with the Kueue labels of `kueue_queue` and `kueue_priority_class`; a ValueError
+    names the argument when one is not a Kueue object name, disagrees with the job's own label,
+    or (the priority) has no queue."""
+    labels = dict(job.metadata.labels or {})
+    for argument, label in (
+        ("kueue_queue", conventions.KUEUE_QUEUE_LABEL),
+        ("kueue_priority_class", conventions.KUEUE_PRIORITY_LABEL),
+    ):
+        value = args.get(argument)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not conventions.KUEUE_NAME.fullmatch(value):
+            raise ValueError(
+                f"{subject}: {argument} must be a Kueue object name (at most 63 lowercase"
+                f" letters, digits and '-', starting and ending with a letter or digit);"
+                f" got {value!r}"
+            )
+        if labels.get(label, value) != value:
+            raise ValueError(
+                f"{subject}: {argument}={value!r} disagrees with the job's label"
+                f" {label}={labels[label]!r}: give one of them"
+            )
+        labels[label] = value
+    if conventions.KUEUE_PRIORITY_LABEL in labels and conventions.KUEUE_QUEUE_LABEL not in labels:
+        raise ValueError(
+            f"{subject}: kueue_priority_class needs kueue_queue: Kueue priorities apply to jobs"
+            " it admits from a queue"
+        )
+    if labels == dict(job.metadata.labels or {}):
+        return job
+    metadata = job.metadata.model_copy(update={"labels": labels})
+    return job.model_copy(update={"metadata": metadata})
 
 
 def _check_keys(kind: str, resource_name: str, args: object) -> None:

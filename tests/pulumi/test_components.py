@@ -236,6 +236,40 @@ def test_metadata_comes_from_the_job_and_the_namespace_argument_wins(engine: Eng
     assert values == ["from-job", "from-args"]
 
 
+def test_the_kueue_arguments_put_the_job_in_a_queue(engine: Engine) -> None:
+    run(
+        lambda: [
+            GenericJob(
+                "q", {"job": generic(), "kueue_queue": "team-a", "kueue_priority_class": "high"}
+            ).uid
+        ]
+    )
+    assert engine.job().inputs["metadata"]["labels"] == {
+        "kueue.x-k8s.io/queue-name": "team-a",
+        "kueue.x-k8s.io/priority-class": "high",
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"kueue_queue": "Team A"}, "kueue_queue must be a Kueue object name"),
+        ({"kueue_priority_class": "high"}, "kueue_priority_class needs kueue_queue"),
+    ],
+)
+def test_kueue_arguments_that_cannot_work_are_refused_naming_the_argument(
+    args: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ValueError, match=rf"^GenericJob 'q': {message}"):
+        GenericJob("q", {"job": generic(), **args})  # type: ignore[typeddict-item]
+
+
+def test_a_kueue_queue_that_disagrees_with_the_jobs_label_is_refused() -> None:
+    job = generic(labels={"kueue.x-k8s.io/queue-name": "team-b"})
+    with pytest.raises(ValueError, match="disagrees with the job's label"):
+        GenericJob("q", {"job": job, "kueue_queue": "team-a"})
+
+
 def test_the_namespace_may_be_another_resources_output(engine: Engine) -> None:
     def program() -> list[pulumi.Output[Any]]:
         ns = pulumi_kubernetes.core.v1.Namespace("ml", metadata={"name": "ml"})
