@@ -22,7 +22,8 @@ The roles grant only what the operator does (see docs/operator/install.md):
   reads the object a create found under a child's name, to tell the job's own from a foreign one;
 * Kueue's workloads (a job that names a LocalQueue gets one): as configmaps; their `status`
   subresource: update (the operator tells Kueue a job's pods are ready, evicted or finished);
-  resourceflavors: list, watch (cluster-scoped: read by an operator that watches every namespace);
+  resourceflavors and workloadpriorityclasses: list, watch (cluster-scoped: read by an operator
+  that watches every namespace; a namespace-scoped Role cannot grant them);
 * events: create, patch (a repeated event bumps its count);
 * leases, in the operator's namespace only: get and update on the one Lease named `t9k-operator`,
   and create (RBAC cannot restrict `create` to a name: the name is not known before the object
@@ -164,7 +165,7 @@ def cluster_role_rules() -> list[dict[str, Any]]:
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["update"]},
         {
             "apiGroups": ["kueue.x-k8s.io"],
-            "resources": ["resourceflavors"],
+            "resources": ["resourceflavors", "workloadpriorityclasses"],
             "verbs": ["list", "watch"],
         },
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},

@@ -52,6 +52,7 @@ from t9k_sdk._kube.resources import (
     RESOURCE_FLAVORS,
     SECRETS,
     SERVICES,
+    WORKLOAD_PRIORITY_CLASSES,
     WORKLOADS,
     Resource,
 )
@@ -170,9 +171,15 @@ class Controller:
             )
             for r in CHILD_RESOURCES
         }
-        # Kueue's flavours (cluster-scoped, a handful): what an admitted job's pods get. Not
-        # served (no Kueue) is an empty cache, as for any child kind.
-        self.flavors = Informer(cluster, RESOURCE_FLAVORS, watch_timeout=settings.watch_timeout)
+        # Kueue's flavours and priority classes (cluster-scoped, a handful): what an admitted
+        # job's pods get, and the priority its Workload carries. Not served (no Kueue) or not
+        # readable (a namespace-scoped role cannot grant them) is an empty cache.
+        self.flavors = Informer(
+            cluster, RESOURCE_FLAVORS, watch_timeout=settings.watch_timeout, optional=True
+        )
+        self.priorities = Informer(
+            cluster, WORKLOAD_PRIORITY_CLASSES, watch_timeout=settings.watch_timeout, optional=True
+        )
         self.memory = JobMemory()
         self._stop = threading.Event()
         self._working = threading.Event()
@@ -196,7 +203,7 @@ class Controller:
 
     @property
     def informers(self) -> list[Informer]:
-        return [*self.jobs.values(), *self.children.values(), self.flavors]
+        return [*self.jobs.values(), *self.children.values(), self.flavors, self.priorities]
 
     def synced(self) -> bool:
         """Every cache holds its first list."""
@@ -396,6 +403,7 @@ class Controller:
             workloads=observed(WORKLOADS),
             kueue=self.children[WORKLOADS.kind].served,
             flavors=self._flavors() if self._admitted(job) else {},
+            priorities=self._priorities() if self._admitted(job) else None,
             ssh_key=ssh_key,
             failures=self.memory.failures(key),
         )
@@ -408,6 +416,17 @@ class Controller:
     def _flavors(self) -> dict[str, Mapping[str, Any]]:
         """Kueue ResourceFlavor name -> its spec."""
         return {o.meta(f).name: f.get("spec") or {} for f in self.flavors.store.objects()}
+
+    def _priorities(self) -> dict[str, int] | None:
+        """Kueue WorkloadPriorityClass name -> its value (None while they cannot be read)."""
+        if not self.priorities.served:
+            return None
+        out = {}
+        for item in self.priorities.store.objects():
+            value = item.get("value")
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[o.meta(item).name] = value
+        return out
 
     def _refresh_foreign(self, key: JobKey, uid: str) -> dict[str, list[Manifest]]:
         """Re-read the foreign objects found under child names; forget those now gone or ours."""

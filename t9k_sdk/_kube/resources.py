@@ -29,6 +29,7 @@ __all__ = [
     "SECRETS",
     "SERVICES",
     "WORKLOADS",
+    "WORKLOAD_PRIORITY_CLASSES",
     "Resource",
     "job_resource",
     "resource_for",
@@ -91,6 +92,10 @@ RESOURCE_FLAVORS: Final = Resource(
     _KUEUE_GROUP, _KUEUE_VERSION, "resourceflavors", "ResourceFlavor"
 )
 """Cluster-scoped: what an admitted flavour adds to the pods (node labels, tolerations)."""
+WORKLOAD_PRIORITY_CLASSES: Final = Resource(
+    _KUEUE_GROUP, _KUEUE_VERSION, "workloadpriorityclasses", "WorkloadPriorityClass"
+)
+"""Cluster-scoped: the priority value a job's Workload carries for its priority class."""
 
 CHILD_RESOURCES: Final = (PODS, SERVICES, CONFIG_MAPS, SECRETS, POD_GROUPS, WORKLOADS)
 """Everything a job may own; watched with `conventions.MANAGED_SELECTOR`."""

@@ -412,7 +412,10 @@ class _Builder(_Piece):
             problems.append(
                 Problem("priority", "needs queue: T9k Scheduler priorities apply within a queue")
             )
-        if self.kueue_priority_class is not None and self.kueue_queue is None:
+        labels = self.labels or {}
+        queue = self.kueue_queue or labels.get(conventions.KUEUE_QUEUE_LABEL)
+        priority = self.kueue_priority_class or labels.get(conventions.KUEUE_PRIORITY_LABEL)
+        if priority is not None and queue is None:
             problems.append(
                 Problem(
                     "kueue_priority_class",
@@ -423,21 +426,24 @@ class _Builder(_Piece):
             ("kueue_queue", conventions.KUEUE_QUEUE_LABEL),
             ("kueue_priority_class", conventions.KUEUE_PRIORITY_LABEL),
         ):
-            given = (self.labels or {}).get(label)
+            given = labels.get(label)
             value = getattr(self, argument)
-            if value is not None and not conventions.KUEUE_NAME.fullmatch(value):
-                problems.append(
-                    Problem(
-                        argument,
-                        f"{value!r} is not a Kueue object name: at most 63 lowercase letters,"
-                        " digits and '-', starting and ending with a letter or digit",
-                    )
-                )
             if value is not None and given is not None and given != value:
                 problems.append(
                     Problem(
                         argument,
                         f"{value!r} disagrees with labels[{label!r}] = {given!r}: give one of them",
+                    )
+                )
+                continue
+            final = value if value is not None else given
+            if final is not None and not conventions.KUEUE_NAME.fullmatch(final):
+                where = argument if value is not None else f"labels[{label!r}]"
+                problems.append(
+                    Problem(
+                        where,
+                        f"{final!r} is not a Kueue object name: at most 63 lowercase letters,"
+                        " digits, '-' and '.', starting and ending with a letter or digit",
                     )
                 )
         return problems

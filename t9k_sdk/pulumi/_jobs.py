@@ -309,7 +309,7 @@ def _with_kueue(subject: str, job: AnyJob, args: Mapping[str, Any]) -> AnyJob:
         if not isinstance(value, str) or not conventions.KUEUE_NAME.fullmatch(value):
             raise ValueError(
                 f"{subject}: {argument} must be a Kueue object name (at most 63 lowercase"
-                f" letters, digits and '-', starting and ending with a letter or digit);"
+                f" letters, digits, '-' and '.', starting and ending with a letter or digit);"
                 f" got {value!r}"
             )
         if labels.get(label, value) != value:

@@ -55,6 +55,10 @@ QUEUE_UNAVAILABLE: Final = conventions.KUEUE_QUEUE_UNAVAILABLE
 EVICTED: Final = conventions.KUEUE_EVICTED
 INADMISSIBLE: Final = conventions.KUEUE_INADMISSIBLE
 
+_GROUP: Final = conventions.KUEUE_API_VERSION.split("/")[0]
+PAUSED_ANNOTATION: Final = "t9k-sdk.dev/deactivated-by-pause"
+"""On a Workload the operator deactivated because its job was paused: only such a Workload is
+activated again when the job resumes (one Kueue or an admin deactivated stays so)."""
 _POD_SET_NAME: Final = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _TEMPLATE_CONTAINER_KEYS: Final = ("name", "image", "resources")
 _TEMPLATE_SPEC_KEYS: Final = (
@@ -68,15 +72,11 @@ _TEMPLATE_SPEC_KEYS: Final = (
 MESSAGE_CHARS: Final = 1024
 """The most of a Kueue message the job's condition carries."""
 _REQUEUED_AT_ONCE: Final = ("Preempted", "NodeFailures")
-_INADMISSIBLE_HINTS: Final = (
-    "doesn't exist",
-    "is inactive",
-    "couldn't assign flavors",
-    "is stopped",
-)
 
 
-Situation = Literal["unavailable", "creating", "queued", "admitted", "evicting", "evicted"]
+Situation = Literal[
+    "unavailable", "creating", "queued", "admitted", "unplaced", "evicting", "evicted", "stale"
+]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,8 @@ class Admission:
     message: str = ""
     placement: Mapping[str, Placement] = field(default_factory=dict)
     """Replica type -> what its admitted flavours add to its pods."""
+    priority: int | None = None
+    """The value of the job's WorkloadPriorityClass, for the Workload to create."""
 
     @property
     def holds_pods(self) -> bool:
@@ -123,9 +125,33 @@ def pod_set_names(rules: KindRules) -> dict[str, str]:
     return out
 
 
-def desired_workload(rules: KindRules, queue: str, metadata: Mapping[str, Any]) -> Manifest:
-    """The job's Workload: every pod set it will run, with the requests Kueue charges."""
+def desired_workload(
+    rules: KindRules, queue: str, metadata: Mapping[str, Any], priority: int | None = None
+) -> Manifest:
+    """The job's Workload: every pod set it will run, with the requests Kueue charges, and
+    the priority of its WorkloadPriorityClass (`priority`: that class' value)."""
     job = rules.job
+    spec: dict[str, Any] = {"queueName": queue, "podSets": _pod_sets(rules), "active": True}
+    priority_class = (job.metadata.labels or {}).get(conventions.KUEUE_PRIORITY_LABEL)
+    if priority_class and priority is not None:
+        spec["priorityClassRef"] = {
+            "group": _GROUP,
+            "kind": "WorkloadPriorityClass",
+            "name": priority_class,
+        }
+        spec["priority"] = priority
+    meta = copy.deepcopy(dict(metadata))
+    meta["name"] = workload_name(job)
+    meta.setdefault("labels", {})["kueue.x-k8s.io/job-uid"] = job.metadata.uid or ""
+    return {
+        "apiVersion": conventions.KUEUE_API_VERSION,
+        "kind": WORKLOAD_KIND,
+        "metadata": meta,
+        "spec": spec,
+    }
+
+
+def _pod_sets(rules: KindRules) -> list[dict[str, Any]]:
     names = pod_set_names(rules)
     pod_sets = []
     slots = rules.slots()
@@ -140,20 +166,22 @@ def desired_workload(rules: KindRules, queue: str, metadata: Mapping[str, Any]) 
                 "template": _template(rules.pod(first, "immediate")),
             }
         )
-    spec: dict[str, Any] = {"queueName": queue, "podSets": pod_sets, "active": True}
-    priority = (job.metadata.labels or {}).get(conventions.KUEUE_PRIORITY_LABEL)
-    if priority:
-        spec["priorityClassName"] = priority
-        spec["priorityClassSource"] = conventions.KUEUE_PRIORITY_SOURCE
-    meta = copy.deepcopy(dict(metadata))
-    meta["name"] = workload_name(job)
-    meta.setdefault("labels", {})["kueue.x-k8s.io/job-uid"] = job.metadata.uid or ""
-    return {
-        "apiVersion": conventions.KUEUE_API_VERSION,
-        "kind": WORKLOAD_KIND,
-        "metadata": meta,
-        "spec": spec,
-    }
+    return pod_sets
+
+
+def _charged(pod_sets: Sequence[Mapping[str, Any]]) -> list[tuple[str, int, str]]:
+    """What Kueue charges for pod sets: (name, count, the containers' resources), to tell a
+    Workload made for another spec of the job (its replicas or requests changed)."""
+    out = []
+    for ps in pod_sets:
+        spec = (ps.get("template") or {}).get("spec") or {}
+        resources = [
+            (key, c.get("name"), c.get("resources") or {})
+            for key in ("initContainers", "containers")
+            for c in spec.get(key) or ()
+        ]
+        out.append((str(ps.get("name")), int(ps.get("count") or 0), repr(resources)))
+    return out
 
 
 def _template(pod: Manifest) -> dict[str, Any]:
@@ -175,8 +203,10 @@ def read_admission(
     workloads: Sequence[Mapping[str, Any]],
     kueue: bool,
     flavors: Mapping[str, Mapping[str, Any]],
+    priorities: Mapping[str, int] | None = None,
 ) -> Admission | None:
-    """Where the job stands with Kueue, from its own Workload (None: it names no queue)."""
+    """Where the job stands with Kueue, from its own Workload (None: it names no queue).
+    `priorities`: WorkloadPriorityClass name -> value (None: not known, as offline)."""
     queue = queue_of(rules.job)
     if queue is None:
         return None
@@ -190,18 +220,70 @@ def read_admission(
     name = workload_name(rules.job)
     workload = next((w for w in workloads if o.meta(w).name == name), None)
     if workload is None:
-        return Admission(queue, "creating", None, QUEUED, f"Creating the Kueue Workload {name}.")
+        return _to_create(rules, queue, name, priorities)
     conditions = _conditions(workload)
     evicted = conditions.get("Evicted")
-    admitted = _true(conditions.get("Admitted")) and _has_admission(workload)
+    spec = workload.get("spec") or {}
+    if spec.get("queueName") != queue or _charged(spec.get("podSets") or ()) != _charged(
+        _pod_sets(rules)
+    ):
+        message = (
+            f"The job changed since its Kueue Workload {name} was made (its queue, replicas or"
+            " requests): its pods are stopped and it queues again as it is now."
+        )
+        return Admission(queue, "stale", workload, QUEUED, message)
     if evicted is not None and _true(evicted) and _has_admission(workload):
         message = f"Kueue evicted the job ({evicted.get('reason')}): {evicted.get('message')}"
         return Admission(queue, "evicting", workload, EVICTED, _short(message))
-    if admitted:
-        return Admission(
-            queue, "admitted", workload, placement=_placement(rules, workload, flavors)
-        )
+    if _true(conditions.get("Admitted")) and _has_admission(workload):
+        return _admitted(rules, queue, workload, flavors)
     return _waiting(queue, workload, conditions)
+
+
+def _to_create(
+    rules: KindRules, queue: str, name: str, priorities: Mapping[str, int] | None
+) -> Admission:
+    """No Workload yet: one is created, unless its WorkloadPriorityClass is not there."""
+    priority_class = (rules.job.metadata.labels or {}).get(conventions.KUEUE_PRIORITY_LABEL)
+    if priority_class and priorities is not None and priority_class not in priorities:
+        message = (
+            f"The job names the Kueue WorkloadPriorityClass {priority_class!r} (label"
+            f" {conventions.KUEUE_PRIORITY_LABEL}), which does not exist or which the operator"
+            " cannot read: create it, or remove the label. No pod is created."
+        )
+        return Admission(queue, "unavailable", None, INADMISSIBLE, _short(message))
+    priority = None if priorities is None or not priority_class else priorities[priority_class]
+    return Admission(
+        queue, "creating", None, QUEUED, f"Creating the Kueue Workload {name}.", priority=priority
+    )
+
+
+def _admitted(
+    rules: KindRules,
+    queue: str,
+    workload: Mapping[str, Any],
+    flavors: Mapping[str, Mapping[str, Any]],
+) -> Admission:
+    """Admitted: where the flavours put its pods; held while a flavour is not known."""
+    assigned = sorted(
+        {
+            str(f)
+            for a in ((workload.get("status") or {}).get("admission") or {}).get(
+                "podSetAssignments"
+            )
+            or ()
+            for f in (a.get("flavors") or {}).values()
+        }
+    )
+    unknown = [f for f in assigned if f not in flavors]
+    if unknown:
+        message = (
+            f"Kueue admitted the job on the ResourceFlavor {', '.join(map(repr, unknown))},"
+            " which the operator cannot read (yet): its pods wait for the flavour's node labels"
+            " and tolerations."
+        )
+        return Admission(queue, "unplaced", workload, QUEUED, _short(message))
+    return Admission(queue, "admitted", workload, placement=_placement(rules, workload, flavors))
 
 
 def _waiting(
@@ -209,23 +291,23 @@ def _waiting(
 ) -> Admission:
     """A Workload not admitted: queued, or one Kueue says it cannot admit as it is."""
     reserved = conditions.get("QuotaReserved") or {}
-    detail = _short(str(reserved.get("message") or "").strip())
+    detail = str(reserved.get("message") or "").strip()
     evicted = conditions.get("Evicted")
     requeued = conditions.get("Requeued")
     if _true(evicted) or (requeued is not None and not _true(requeued)):
         why = evicted or requeued or {}
         message = (
-            f"Kueue evicted the job ({why.get('reason')}): {_short(str(why.get('message')))};"
-            f" it waits in the LocalQueue {queue!r} to be admitted again"
+            f"Kueue evicted the job ({why.get('reason')}): {why.get('message')}; it waits in"
+            f" the LocalQueue {queue!r} to be admitted again"
         )
-        return Admission(queue, "evicted", workload, EVICTED, message)
-    if any(h in detail for h in _INADMISSIBLE_HINTS):
+        return Admission(queue, "evicted", workload, EVICTED, _short(message))
+    if reserved.get("reason") == "Inadmissible":
         message = f"Kueue cannot admit the job from the LocalQueue {queue!r}: {detail}"
-        return Admission(queue, "queued", workload, INADMISSIBLE, message)
+        return Admission(queue, "queued", workload, INADMISSIBLE, _short(message))
     message = f"Waiting in the Kueue LocalQueue {queue!r} for admission" + (
         f": {detail}" if detail else "."
     )
-    return Admission(queue, "queued", workload, QUEUED, message)
+    return Admission(queue, "queued", workload, QUEUED, _short(message))
 
 
 def _placement(
@@ -258,54 +340,87 @@ def workload_updates(
     finished: tuple[str, str] | None,
     now: datetime,
 ) -> list[Update]:
-    """What the job tells Kueue through its Workload: `spec.active` (pause), and in its status
-    the admission given back after an eviction, `PodsReady`, and `Finished`."""
+    """What the job tells Kueue through its Workload: `spec.active` (pause), or else in its
+    status the admission given back after an eviction, `PodsReady`, and `Finished` (one write a
+    pass: both would carry the same resourceVersion)."""
     workload = admission.workload
     if workload is None:
         return []
-    out: list[Update] = []
-    spec = workload.get("spec") or {}
-    if finished is None and bool(spec.get("active", True)) == paused:
-        new = copy.deepcopy(dict(workload))
-        new["spec"] = {**spec, "active": not paused}
-        new.pop("status", None)
-        out.append(Update(new, "pause" if paused else "resume"))
+    active = _active_update(workload, paused, finished is not None)
+    if active is not None:
+        return [active]
     status = dict(workload.get("status") or {})
     conditions = [dict(c) for c in status.get("conditions") or ()]
     changed = False
     if finished is not None:
         changed |= _set(conditions, "Finished", "True", finished[0], finished[1], now)
     elif admission.situation == "evicting" and pods_left == 0:
-        evicted = _conditions(workload)["Evicted"]
-        message = str(evicted.get("message") or "")
-        reason = str(evicted.get("reason") or "")
         status.pop("admission", None)
         changed = True
-        # As Kueue's job framework does: queued again at once after a preemption or a node
-        # failure; otherwise (waitForPodsReady's timeout, deactivation) Kueue requeues it itself
-        # after its backoff, or when the Workload is active again.
-        requeued = "True" if reason in _REQUEUED_AT_ONCE else "False"
-        _set(conditions, "Requeued", requeued, reason, message, now)
-        _set(conditions, "QuotaReserved", "False", "Pending", message, now)
-        _set(
-            conditions, "Admitted", "False", "NoReservation", "The workload has no reservation", now
-        )
-    elif admission.situation == "admitted":
-        ready = (
-            ("True", "PodsReady", "All pods reached readiness")
-            if pods_ready
-            else (
-                "False",
-                "WaitForStart",
-                "Not all pods are ready or succeeded",
-            )
-        )
-        changed |= _set(conditions, "PodsReady", *ready, now)
-    if changed:
-        new = copy.deepcopy(dict(workload))
-        new["status"] = {**status, "conditions": conditions}
-        out.append(Update(new, "kueue", subresource="status"))
-    return out
+        _give_back(conditions, _conditions(workload)["Evicted"], now)
+    elif admission.situation in ("admitted", "unplaced"):
+        changed |= _set(conditions, "PodsReady", *_pods_ready(conditions, pods_ready), now)
+    if not changed:
+        return []
+    new = copy.deepcopy(dict(workload))
+    new["status"] = {**status, "conditions": conditions}
+    return [Update(new, "kueue", subresource="status")]
+
+
+def _active_update(workload: Mapping[str, Any], paused: bool, finished: bool) -> Update | None:
+    """`spec.active: false` when the job is paused (marked as the operator's doing), and true
+    again when it resumes; a Workload deactivated by Kueue or an admin is left as it is."""
+    if finished:
+        return None
+    spec = workload.get("spec") or {}
+    annotations = dict(o.meta(workload).annotations or {})
+    active = bool(spec.get("active", True))
+    if paused and active:
+        annotations[PAUSED_ANNOTATION] = "true"
+    elif not paused and not active and annotations.pop(PAUSED_ANNOTATION, None) is not None:
+        pass
+    else:
+        return None
+    new = copy.deepcopy(dict(workload))
+    new["spec"] = {**spec, "active": not paused}
+    new["metadata"] = {**new["metadata"], "annotations": annotations}
+    new.pop("status", None)
+    return Update(new, "pause" if paused else "resume")
+
+
+def _give_back(conditions: list[dict[str, Any]], evicted: Mapping[str, Any], now: datetime) -> None:
+    """The admission of an evicted job whose pods are gone, given back as Kueue's job framework
+    does: queued again at once after a preemption or a node failure; otherwise
+    (waitForPodsReady's timeout, deactivation) Kueue requeues it itself after its backoff, or
+    once the Workload is active again."""
+    message = str(evicted.get("message") or "")
+    reason = str(evicted.get("reason") or "")
+    requeued = "True" if reason in _REQUEUED_AT_ONCE else "False"
+    _set(conditions, "Requeued", requeued, reason, message, now)
+    _set(conditions, "QuotaReserved", "False", "Pending", message, now)
+    _set(conditions, "Admitted", "False", "NoReservation", "The workload has no reservation", now)
+    _set(conditions, "PodsReady", "False", "WaitForStart", _NOT_READY, now)
+
+
+_NOT_READY: Final = "Not all pods are ready or succeeded"
+
+
+def _pods_ready(conditions: Sequence[Mapping[str, Any]], ready: bool) -> tuple[str, str, str]:
+    """(status, reason, message) of `PodsReady` for an admitted job, as Kueue's job framework
+    writes it: a job whose pods were all ready once and are not now waits for recovery (which
+    only `recoveryTimeout` limits), not for its start."""
+    previous = next((c for c in conditions if c.get("type") == "PodsReady"), None)
+    reason = (previous or {}).get("reason")
+    if ready:
+        if reason in ("WaitForRecovery", "Recovered"):
+            return "True", "Recovered", _READY
+        return "True", "Started", _READY
+    if previous is not None and (previous.get("status") == "True" or reason == "WaitForRecovery"):
+        return "False", "WaitForRecovery", "At least one pod has failed, waiting for recovery"
+    return "False", "WaitForStart", _NOT_READY
+
+
+_READY: Final = "All pods reached readiness and the workload is running"
 
 
 def _set(

@@ -137,7 +137,11 @@ def read_state(
         others_by_kind=others,
         foreign=foreign,
         admission=read_admission(
-            rules, others["Workload"], observed.kueue is not False, observed.flavors
+            rules,
+            others["Workload"],
+            observed.kueue is not False,
+            observed.flavors,
+            observed.priorities,
         ),
         pod_limit=pod_limit,
         byte_limit=byte_limit,

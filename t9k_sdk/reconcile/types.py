@@ -57,6 +57,9 @@ class Observed:
     names a queue then gets its Workload planned as on a cluster that runs Kueue)."""
     flavors: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Kueue ResourceFlavor name -> its `spec` (node labels and tolerations for admitted pods)."""
+    priorities: Mapping[str, int] | None = None
+    """Kueue WorkloadPriorityClass name -> its value (None: not known, as offline; a job's
+    Workload then gets no priority)."""
     ssh_key: tuple[str, str] | None = None
     """A fresh (private key PEM, public key OpenSSH) pair the shell generated, used only if the
     job needs an SSH secret and none exists yet (key generation is random, so it is an input)."""

@@ -30,8 +30,10 @@ class Sim:
     ssh_key: tuple[str, str] | None = None
     kueue: bool | None = None
     """Whether the cluster serves Kueue's Workloads (Observed.kueue)."""
-    flavors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    flavors: dict[str, dict[str, Any]] = field(default_factory=lambda: {"default": {}})
     """Kueue ResourceFlavor name -> its spec."""
+    priorities: dict[str, int] | None = None
+    """Kueue WorkloadPriorityClass name -> its value."""
 
     def __post_init__(self) -> None:
         self.job = copy.deepcopy(self.job)
@@ -53,6 +55,7 @@ class Sim:
             workloads=tuple(by_kind.get("Workload", ())),
             kueue=self.kueue,
             flavors=self.flavors,
+            priorities=self.priorities,
             ssh_key=self.ssh_key,
         )
 
@@ -215,7 +218,7 @@ class Sim:
             ],
         }
 
-    def hold(self, message: str) -> None:
+    def hold(self, message: str, reason: str = "Pending") -> None:
         """Kueue keeps the Workload queued with `message` (QuotaReserved=False)."""
         wl = self.workload()
         wl["status"] = {
@@ -223,7 +226,7 @@ class Sim:
                 {
                     "type": "QuotaReserved",
                     "status": "False",
-                    "reason": "Pending",
+                    "reason": reason,
                     "message": message,
                 }
             ]

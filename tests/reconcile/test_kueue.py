@@ -52,16 +52,28 @@ def test_a_queued_job_gets_a_workload_of_every_pod_it_will_run_and_no_pod() -> N
     assert "team-a" in running["message"]
 
 
-def test_kueues_message_reaches_the_job_while_it_waits() -> None:
+def test_kueues_message_reaches_the_job_while_it_waits_for_quota() -> None:
     s = sim(ds_job())
     s.step()
-    s.hold("couldn't assign flavors to pod set worker: insufficient quota for nvidia.com/gpu")
+    s.hold("couldn't assign flavors to pod set worker: insufficient unused quota for gpu")
+    s.step()
+    running = s.condition("Running")
+    assert running is not None
+    assert running["reason"] == "Queued"  # an ordinary wait, not an error
+    assert "insufficient unused quota" in running["message"]
+    assert s.pods == {}
+
+
+def test_a_job_kueue_calls_inadmissible_says_so_with_a_warning() -> None:
+    s = sim(ds_job())
+    s.step()
+    s.hold("LocalQueue team-a doesn't exist", reason="Inadmissible")
     s.step()
     running = s.condition("Running")
     assert running is not None
     assert running["reason"] == "Inadmissible"
-    assert "insufficient quota for nvidia.com/gpu" in running["message"]
-    assert any(e.reason == "Inadmissible" for e in s.events)
+    assert "LocalQueue team-a doesn't exist" in running["message"]
+    assert [e.type for e in s.events if e.reason == "Inadmissible"] == ["Warning"]
     assert s.pods == {}
 
 
@@ -258,3 +270,107 @@ def test_a_workload_someone_else_created_under_the_jobs_name_is_a_conflict_not_a
         assert not [u for u in plan.update if u.manifest["kind"] == "Workload"]
     assert s.pods == {}
     assert any("deepspeedjob-demo" in (e.message or "") for e in s.events)
+
+
+def test_the_workload_carries_the_priority_of_the_jobs_workload_priority_class() -> None:
+    s = sim(ds_job(), priorities={"high": 1000})
+    s.job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
+    workload = by_name(s.step().create, "Workload")["deepspeedjob-demo"]
+    assert workload["spec"]["priorityClassRef"] == {
+        "group": "kueue.x-k8s.io",
+        "kind": "WorkloadPriorityClass",
+        "name": "high",
+    }
+    assert workload["spec"]["priority"] == 1000
+
+
+def test_a_missing_workload_priority_class_is_named_on_the_job_and_nothing_is_created() -> None:
+    s = sim(ds_job(), priorities={})
+    s.job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "urgent"
+    plan = s.step()
+    assert by_name(plan.create, "Workload") == {}
+    assert by_name(plan.create, "Pod") == {}
+    running = s.condition("Running")
+    assert running is not None
+    assert running["reason"] == "Inadmissible"
+    assert "WorkloadPriorityClass 'urgent'" in running["message"]
+
+
+def test_a_restarting_replica_waits_for_recovery_not_for_its_start() -> None:
+    """Kueue times `WaitForStart` from the admission: a job that ran longer than
+    waitForPodsReady's timeout would be evicted at its first restart."""
+    worker = {
+        "type": "worker",
+        "replicas": 2,
+        "restartPolicy": {"policy": "OnFailure", "limit": 3},
+        "template": pod(),
+    }
+    s = sim(queued(generic_job(replicaSpecs=[worker])))
+    s.step()
+    s.admit()
+    s.launch()
+    ready = next(c for c in s.workload()["status"]["conditions"] if c["type"] == "PodsReady")
+    assert (ready["status"], ready["reason"]) == ("True", "Started")
+    s.finish("demo-worker-1", code=1)
+    s.step()
+    s.step()
+    ready = next(c for c in s.workload()["status"]["conditions"] if c["type"] == "PodsReady")
+    assert (ready["status"], ready["reason"]) == ("False", "WaitForRecovery")
+
+
+def test_a_workload_kueue_or_an_admin_deactivated_is_not_activated_again() -> None:
+    s = sim(ds_job())
+    s.step()
+    s.workload()["spec"]["active"] = False
+    plan = s.step()
+    assert not [u for u in plan.update if u.manifest["kind"] == "Workload"]
+    assert s.workload()["spec"]["active"] is False
+
+
+def test_a_job_whose_replicas_change_stops_its_pods_and_queues_again_at_its_new_size() -> None:
+    s = sim(ds_job())
+    s.step()
+    s.admit()
+    s.launch()
+    s.job["spec"]["worker"]["replicas"] = 5
+    plan = s.step()
+    assert by_name(plan.create, "Pod") == {}  # nothing beyond what Kueue admitted
+    assert {d.name for d in plan.delete if d.kind == "Pod"} == set(s.pods)
+    s.drain_deletions()
+    plan = s.step()
+    assert [d.name for d in plan.delete if d.kind == "Workload"] == ["deepspeedjob-demo"]
+    workload = by_name(s.step().create, "Workload")["deepspeedjob-demo"]
+    assert workload["spec"]["podSets"][0]["count"] == 5
+
+
+def test_pods_wait_while_an_admitted_flavour_is_unknown_to_the_operator() -> None:
+    s = sim(ds_job(), flavors={})
+    s.step()
+    s.admit("h100")
+    plan = s.step()
+    assert by_name(plan.create, "Pod") == {}
+    s.step()
+    running = s.condition("Running")
+    assert running is not None
+    assert "ResourceFlavor 'h100'" in running["message"]
+
+
+def test_a_kueue_label_given_in_labels_is_checked_as_the_argument_is() -> None:
+    with pytest.raises(InvalidManifestError) as caught:
+        GenericJob(
+            name="demo",
+            replicas=[Replica(type="worker", image="busybox")],
+            labels={QUEUE: "Team_A"},
+        )
+    assert any(
+        p.path == f"labels['{QUEUE}']" and "is not a Kueue object name" in p.message
+        for p in caught.value.problems
+    )
+    # a priority with the queue given as a label is fine
+    job = GenericJob(
+        name="demo",
+        replicas=[Replica(type="worker", image="busybox")],
+        labels={QUEUE: "team-a"},
+        kueue_priority_class="high",
+    )
+    assert job.to_dict()["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "high"

@@ -15,6 +15,7 @@ Where the job stands with Kueue is read with the pass' state (`t9k_sdk.reconcile
 
 from __future__ import annotations
 
+from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk._conventions import Slot
 from t9k_sdk.models import JobPhase, ReplicaPhase
@@ -65,8 +66,23 @@ def keep_workload(state: PassState, outcome: tuple[str, str, str] | None) -> Non
     if admission.workload is None:
         if not (state.terminal or state.blocked):
             child = state.rules.child_metadata(kueue.workload_name(state.job))
-            state.create.insert(0, kueue.desired_workload(state.rules, admission.queue, child))
+            workload = kueue.desired_workload(
+                state.rules, admission.queue, child, admission.priority
+            )
+            state.create.insert(0, workload)
             state.notes.append(f"create workload {kueue.workload_name(state.job)}")
+        return
+    if admission.situation == "stale":
+        # made for another spec of the job: deleted once no pod of it is left (its quota is
+        # given back with it), and made again, as the job is now, in the next pass
+        if not state.pods and not state.terminal:
+            meta = o.meta(admission.workload)
+            state.delete.append(
+                Deletion(
+                    conventions.KUEUE_API_VERSION, "Workload", meta.name, meta.uid or None, "stale"
+                )
+            )
+            state.notes.append(f"delete workload {meta.name}: made for another spec of the job")
         return
     state.update.extend(
         kueue.workload_updates(
