@@ -21,6 +21,7 @@ API server). Only the standard library and PyYAML are used, as in tools/cluster.
 from __future__ import annotations
 
 import base64
+import shutil
 import subprocess
 import sys
 import time
@@ -200,6 +201,29 @@ def _serving_cert() -> bytes:
 # the process
 
 
+def _with_metrics_cert(argv: list[str]) -> list[str]:
+    """`argv` run where /etc/kueue/metrics/certs holds the serving certificate.
+
+    With its internal certificate management off, Kueue's manager reads its metrics certificate
+    from that fixed path, and no flag moves it. The host's /etc is not touched: the manager runs
+    in a mount namespace of its own, where an overlay on /etc adds that directory; the namespace
+    and the overlay end with the process."""
+    upper, work = KUEUE_DIR / "etc-upper", KUEUE_DIR / "etc-work"
+    certs = upper / "kueue" / "metrics" / "certs"
+    certs.mkdir(parents=True, exist_ok=True)
+    work.mkdir(exist_ok=True)
+    for name in ("tls.crt", "tls.key"):
+        shutil.copyfile(CERT_DIR / name, certs / name)
+    script = (
+        'mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1,workdir=$2" /etc'
+        ' && shift 2 && exec "$@"'
+    )
+    return [
+        "unshare", "--mount", "--propagation", "private",
+        "sh", "-c", script, "kueue", str(upper), str(work), *argv,
+    ]  # fmt: skip
+
+
 def _record(state: cluster.State) -> procs.ProcessRecord | None:
     return next((r for r in state.processes if r.name == NAME), None)
 
@@ -222,6 +246,8 @@ def _poll(check: Any, timeout: float, what: str) -> None:
 
 def _running_state() -> cluster.State:
     state = cluster.read_state()
+    if state is not None:
+        _forget_dead(state)
     if state is None or not cluster.healthy(state):
         raise cluster.ClusterError("the local cluster is not running: run `make cluster-up`")
     return state
@@ -246,8 +272,12 @@ def up(build: bool = True) -> cluster.State:
         CONFIG_FILE.write_text(yaml.safe_dump(configuration(state.ports), sort_keys=True))
         env = {**cluster._component_env(), "KUBECONFIG": str(cluster.KUBECONFIG)}
         argv = [str(directory / NAME), f"--config={CONFIG_FILE}", "--zap-log-level=2"]
-        cluster._spawn(state, NAME, argv, env)
-        cluster._wait(state, NAME, lambda: _ready(state), 60)
+        cluster._spawn(state, NAME, _with_metrics_cert(argv), env)
+        try:
+            cluster._wait(state, NAME, lambda: _ready(state), 60)
+        except BaseException:
+            _stop(state)  # the cluster stays as it was, without Kueue
+            raise
         for doc in webhook_configurations(directory, state.ports["kueue-webhook"], ca):
             _apply(api, _webhook_path(doc), doc)
         state.save()
@@ -257,6 +287,15 @@ def up(build: bool = True) -> cluster.State:
 
 def _namespace() -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+
+
+def _forget_dead(state: cluster.State) -> None:
+    """Drop the record of a manager that died (the cluster is healthy without Kueue)."""
+    dead = [r for r in state.processes if r.name == NAME and not cluster.process_alive(r)]
+    if dead:
+        cluster.stop_processes(dead)  # reaps what is left of its session
+        state.processes = [r for r in state.processes if r not in dead]
+        state.save()
 
 
 def _stop(state: cluster.State) -> None:
@@ -281,14 +320,28 @@ def down() -> None:
             )
         _stop(state)
         base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-        status, body = api.request("GET", base)
-        for crd in (body or {}).get("items") or () if status == 200 else ():
-            if crd["spec"]["group"] == GROUP:
-                api.request("DELETE", f"{base}/{crd['metadata']['name']}")
+
+        def ours() -> list[str]:
+            status, body = api.request("GET", base)
+            items = (body or {}).get("items") or () if status == 200 else ()
+            return [c["metadata"]["name"] for c in items if c["spec"]["group"] == GROUP]
+
+        for name in ours():
+            api.request("DELETE", f"{base}/{name}")
+        # gone, not just terminating: what starts next finds no Kueue API served
+        _poll(lambda: not ours(), 60, "Kueue's CRDs to be deleted")
         _say("stopped")
 
 
 def main(argv: Sequence[str]) -> int:
+    try:
+        return _main(argv)
+    except cluster.ClusterError as err:
+        print(f"[kueue] error: {err}", file=sys.stderr)
+        return 1
+
+
+def _main(argv: Sequence[str]) -> int:
     action = argv[0] if argv else ""
     if action == "up":
         up()
@@ -306,8 +359,4 @@ def main(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except cluster.ClusterError as err:
-        print(f"[kueue] error: {err}", file=sys.stderr)
-        sys.exit(1)
+    sys.exit(main(sys.argv[1:]))

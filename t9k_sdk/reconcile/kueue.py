@@ -71,6 +71,7 @@ _TEMPLATE_SPEC_KEYS: Final = (
 )
 MESSAGE_CHARS: Final = 1024
 """The most of a Kueue message the job's condition carries."""
+_NEVER_FITS: Final = "> maximum capacity"
 _REQUEUED_AT_ONCE: Final = ("Preempted", "NodeFailures")
 
 
@@ -301,7 +302,9 @@ def _waiting(
             f" the LocalQueue {queue!r} to be admitted again"
         )
         return Admission(queue, "evicted", workload, EVICTED, _short(message))
-    if reserved.get("reason") == "Inadmissible":
+    # Kueue's own reason, or its words for a job larger than its queue can ever hold (it
+    # reports that as an ordinary wait, reason Pending, which no freed quota ends)
+    if reserved.get("reason") == "Inadmissible" or _NEVER_FITS in detail:
         message = f"Kueue cannot admit the job from the LocalQueue {queue!r}: {detail}"
         return Admission(queue, "queued", workload, INADMISSIBLE, _short(message))
     message = f"Waiting in the Kueue LocalQueue {queue!r} for admission" + (

@@ -11,6 +11,7 @@ says so.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -87,12 +88,17 @@ def e2e(kueue: None, e2e: E2E) -> E2E:
 
 
 class Kueue:
-    """The Kueue objects of one test (cluster-scoped ones named after its namespace)."""
+    """The Kueue objects of one test, named after its namespace and the test (`tag`): the
+    module's tests share a namespace, and what one test made is still being deleted when the
+    next starts."""
 
-    def __init__(self, custom: client.CustomObjectsApi, namespace: str) -> None:
+    def __init__(self, custom: client.CustomObjectsApi, namespace: str, tag: str) -> None:
         self.custom = custom
         self.namespace = namespace
+        self.prefix = f"{namespace}-{tag}"
+        self.tag = tag
         self.cluster_objects: list[tuple[str, str]] = []
+        self.local_queues: list[str] = []
 
     def _create(self, plural: str, name: str, spec: dict[str, Any], kind: str) -> None:
         body = {"apiVersion": "/".join(KUEUE), "kind": kind, "metadata": {"name": name}}
@@ -101,7 +107,7 @@ class Kueue:
         self.cluster_objects.append((plural, name))
 
     def flavor(self, name: str = "gpu", **spec: Any) -> str:
-        full = f"{self.namespace}-{name}"
+        full = f"{self.prefix}-{name}"
         self._create("resourceflavors", full, {"spec": spec}, "ResourceFlavor")
         return full
 
@@ -114,7 +120,7 @@ class Kueue:
         flavor: str = "gpu",
         **preemption: str,
     ) -> str:
-        full = f"{self.namespace}-{name}"
+        full = f"{self.prefix}-{name}"
         quota = [
             {"name": "cpu", "nominalQuota": "1000"},
             {"name": "memory", "nominalQuota": "100Ti"},
@@ -125,18 +131,19 @@ class Kueue:
             "resourceGroups": [
                 {
                     "coveredResources": ["cpu", "memory", GPU],
-                    "flavors": [{"name": f"{self.namespace}-{flavor}", "resources": quota}],
+                    "flavors": [{"name": f"{self.prefix}-{flavor}", "resources": quota}],
                 }
             ],
         }
         if cohort is not None:
-            spec["cohortName"] = f"{self.namespace}-{cohort}"
+            spec["cohortName"] = f"{self.prefix}-{cohort}"
         if preemption:
             spec["preemption"] = preemption
         self._create("clusterqueues", full, {"spec": spec}, "ClusterQueue")
         return full
 
     def local_queue(self, name: str, cluster_queue: str) -> str:
+        name = f"{self.tag}-{name}"
         body = {
             "apiVersion": "/".join(KUEUE),
             "kind": "LocalQueue",
@@ -144,10 +151,11 @@ class Kueue:
             "spec": {"clusterQueue": cluster_queue},
         }
         self.custom.create_namespaced_custom_object(*KUEUE, self.namespace, "localqueues", body)
+        self.local_queues.append(name)
         return name
 
     def priority(self, name: str, value: int) -> str:
-        full = f"{self.namespace}-{name}"
+        full = f"{self.prefix}-{name}"
         self._create("workloadpriorityclasses", full, {"value": value}, "WorkloadPriorityClass")
         return full
 
@@ -159,14 +167,22 @@ class Kueue:
         )
 
     def close(self) -> None:
+        for name in self.local_queues:
+            with contextlib.suppress(ApiException):
+                self.custom.delete_namespaced_custom_object(
+                    *KUEUE, self.namespace, "localqueues", name
+                )
         for plural, name in reversed(self.cluster_objects):
             with contextlib.suppress(ApiException):
                 self.custom.delete_cluster_custom_object(*KUEUE, plural, name)
 
 
+_tags = itertools.count()
+
+
 @pytest.fixture
 def queues(kueue: None, jobs: Jobs) -> Iterator[Kueue]:
-    objects = Kueue(jobs.custom, jobs.namespace)
+    objects = Kueue(jobs.custom, jobs.namespace, f"t{next(_tags)}")
     objects.flavor("gpu", nodeLabels={POOL: "gpu"}, tolerations=[TOLERATION])
     yield objects
     objects.close()
@@ -364,6 +380,7 @@ def test_a_job_larger_than_any_quota_is_refused_with_kueues_message(
     )
     message = condition(status, "Running")["message"]
     assert "insufficient quota for nvidia.com/gpu" in message
+    assert "> maximum capacity (32)" in message
     assert status["phase"] == "Pending"
     assert jobs.pods("huge") == {}
 

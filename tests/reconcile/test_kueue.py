@@ -64,6 +64,20 @@ def test_kueues_message_reaches_the_job_while_it_waits_for_quota() -> None:
     assert s.pods == {}
 
 
+def test_a_job_larger_than_its_queue_can_ever_hold_is_inadmissible() -> None:
+    s = sim(ds_job())
+    s.step()
+    s.hold(
+        "couldn't assign flavors to pod set worker: insufficient quota for nvidia.com/gpu in"
+        " flavor gpu, previously considered podsets requests (0) + current podset request (40)"
+        " > maximum capacity (32)"
+    )
+    s.step()
+    running = s.condition("Running")
+    assert running is not None
+    assert running["reason"] == "Inadmissible"
+
+
 def test_a_job_kueue_calls_inadmissible_says_so_with_a_warning() -> None:
     s = sim(ds_job())
     s.step()
