@@ -321,16 +321,41 @@ def down() -> None:
         _stop(state)
         base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
-        def ours() -> list[str]:
+        def ours() -> list[dict[str, Any]]:
             status, body = api.request("GET", base)
             items = (body or {}).get("items") or () if status == 200 else ()
-            return [c["metadata"]["name"] for c in items if c["spec"]["group"] == GROUP]
+            return [c for c in items if c["spec"]["group"] == GROUP]
 
-        for name in ours():
-            api.request("DELETE", f"{base}/{name}")
+        def gone() -> bool:
+            left = ours()
+            for crd in left:
+                _drop_finalizers(api, crd)
+            return not left
+
+        for crd in ours():
+            api.request("DELETE", f"{base}/{crd['metadata']['name']}")
         # gone, not just terminating: what starts next finds no Kueue API served
-        _poll(lambda: not ours(), 60, "Kueue's CRDs to be deleted")
+        _poll(gone, 60, "Kueue's CRDs to be deleted")
         _say("stopped")
+
+
+def _drop_finalizers(api: cluster.Api, crd: dict[str, Any]) -> None:
+    """Kueue's finalizers (a ClusterQueue's, a Workload's) are Kueue's to remove; with Kueue
+    stopped, `down` removes them, so that its objects and CRDs can go."""
+    plural = crd["spec"]["names"]["plural"]
+    version = next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
+    status, body = api.request("GET", f"/apis/{GROUP}/{version}/{plural}")
+    for item in (body or {}).get("items") or () if status == 200 else ():
+        meta = item["metadata"]
+        if not meta.get("finalizers"):
+            continue
+        where = f"/namespaces/{meta['namespace']}" if meta.get("namespace") else ""
+        api.request(
+            "PATCH",
+            f"/apis/{GROUP}/{version}{where}/{plural}/{meta['name']}",
+            {"metadata": {"finalizers": None}},
+            content_type="application/merge-patch+json",
+        )
 
 
 def main(argv: Sequence[str]) -> int:

@@ -30,7 +30,8 @@ _UNBOUND = "unbound immediate PersistentVolumeClaims"
 _INSUFFICIENT = re.compile(r"Insufficient ([A-Za-z0-9](?:[A-Za-z0-9./_-]*[A-Za-z0-9])?)")
 _TOO_MANY_PODS = "Too many pods"
 _SELECTOR = "didn't match Pod's node affinity/selector"
-_TAINT = re.compile(r"untolerated taint (\{[^}]{0,200}\})")
+_TAINT = re.compile(r"untolerated taint(?:\(s\))?(?: (\{[^}]{0,200}\}))?")
+"""The scheduler's words for taints (Kubernetes 1.34 names none: "had untolerated taint(s)")."""
 
 
 def unschedulable(pod: Mapping[str, Any]) -> str | None:
@@ -68,10 +69,18 @@ def advice(message: str, asked: str, namespace: str) -> str:
         if asked:
             return f"it asks for {asked}; lower the request, or wait until a node has room"
         return "no node has room for it now: wait, or free some of the cluster's resources"
-    if taint := _TAINT.search(message):
+    taint = _TAINT.search(message)
+    if taint and _SELECTOR in message:
         return (
-            f"the nodes have taints it does not tolerate ({taint.group(1)}): add a toleration"
-            " to the pod template, or use other nodes"
+            "no node both matches its nodeSelector or node affinity and has only taints it"
+            " tolerates: check both against the nodes (kubectl describe nodes shows their labels"
+            " and taints), and add a toleration or fix the selector"
+        )
+    if taint:
+        which = f" ({taint.group(1)})" if taint.group(1) else ""
+        return (
+            f"the nodes have taints it does not tolerate{which}: add a toleration to the pod"
+            " template (kubectl describe nodes shows their taints), or use other nodes"
         )
     if _SELECTOR in message:
         return (

@@ -329,7 +329,14 @@ def unscheduled(index: int, message: str, gpus: str | None = "8") -> dict[str, A
         (
             "0/4 nodes are available: 4 node(s) had untolerated taint {gpu: a100}.",
             "the nodes have taints it does not tolerate ({gpu: a100}): add a toleration to the"
-            " pod template, or use other nodes",
+            " pod template (kubectl describe nodes shows their taints), or use other nodes",
+        ),
+        (  # Kubernetes 1.34's words, beside nodes the selector rules out
+            "0/9 nodes are available: 5 node(s) had untolerated taint(s), 4 node(s) didn't"
+            " match Pod's node affinity/selector.",
+            "no node both matches its nodeSelector or node affinity and has only taints it"
+            " tolerates: check both against the nodes (kubectl describe nodes shows their labels"
+            " and taints), and add a toleration or fix the selector",
         ),
         (
             "0/4 nodes are available: 4 node(s) didn't match Pod's node affinity/selector.",
@@ -337,7 +344,15 @@ def unscheduled(index: int, message: str, gpus: str | None = "8") -> dict[str, A
             " labels (kubectl get nodes --show-labels)",
         ),
     ],
-    ids=["claim-missing", "claim-deleted", "claim-unbound", "room", "taint", "selector"],
+    ids=[
+        "claim-missing",
+        "claim-deleted",
+        "claim-unbound",
+        "room",
+        "taint",
+        "taint-1.34",
+        "selector",
+    ],
 )
 def test_the_advice_for_an_unschedulable_pod_follows_the_schedulers_reason(
     message: str, hint: str

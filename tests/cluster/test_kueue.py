@@ -20,6 +20,7 @@ import pytest
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
 
+from t9k_sdk.client import Client
 from tests.cluster.e2e_helpers import E2E, Jobs, condition, restart_counts
 from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, scripts_configmap
 from tests.cluster.test_real_training import torchrun_job
@@ -154,6 +155,12 @@ class Kueue:
         self.local_queues.append(name)
         return name
 
+    def stop(self, cluster_queue: str) -> None:
+        """Hold the ClusterQueue (`stopPolicy: Hold`): Kueue admits nothing more from it."""
+        self.custom.patch_cluster_custom_object(
+            *KUEUE, "clusterqueues", cluster_queue, {"spec": {"stopPolicy": "Hold"}}
+        )
+
     def priority(self, name: str, value: int) -> str:
         full = f"{self.prefix}-{name}"
         self._create("workloadpriorityclasses", full, {"value": value}, "WorkloadPriorityClass")
@@ -263,6 +270,7 @@ def test_a_job_that_names_a_queue_where_kueue_is_absent_says_so_and_creates_no_p
     namespace: str,
     custom: client.CustomObjectsApi,
     core_v1: client.CoreV1Api,
+    kubeconfig: Any,
 ) -> None:
     kueue_tool.down()  # a cluster kept from an earlier run may have it
     operator: Operator = start_operator()
@@ -291,13 +299,17 @@ def test_a_job_that_names_a_queue_where_kueue_is_absent_says_so_and_creates_no_p
         ("Warning", "QueueUnavailable")
     ]
     assert core_v1.list_namespaced_pod(namespace).items == []
+    with Client(kubeconfig=kubeconfig, namespace=namespace) as api:
+        first = api.diagnose("deepspeedjob", "lost")[0]
+    assert first.message.startswith("not admitted by Kueue (QueueUnavailable")
+    assert "install Kueue" in (first.hint or "")
 
 
 # --- the deadlock, and the queue that prevents it ----------------------------------------------
 
 
 def test_without_a_queue_two_jobs_hold_every_gpu_and_neither_can_start(
-    gpu_nodes: tuple[str, ...], jobs: Jobs
+    gpu_nodes: tuple[str, ...], jobs: Jobs, kubeconfig: Any
 ) -> None:
     """The deadlock gang admission exists for: 2 x 3 workers of 8 GPUs on 32 GPUs."""
     jobs.create(gpu_job("left", pinned=True), gpu_job("right", pinned=True))
@@ -321,6 +333,12 @@ def test_without_a_queue_two_jobs_hold_every_gpu_and_neither_can_start(
         scheduled = next(c for c in pod.status.conditions if c.type == "PodScheduled")
         assert (scheduled.status, scheduled.reason) == ("False", "Unschedulable")
         assert jobs.status(job)["phase"] != "Running"
+    # and it is named as such, with the queue as the way out
+    with Client(kubeconfig=kubeconfig, namespace=jobs.namespace) as api:
+        first = api.diagnose("deepspeedjob", "left")[0]
+    assert (first.severity, first.subject) == ("error", "job")
+    assert "2 of its pods are placed and hold nvidia.com/gpu=16" in first.message
+    assert "kueue.x-k8s.io/queue-name=<LocalQueue>" in (first.hint or "")
     jobs.delete("left")
     jobs.delete("right")
     wait_for(placed, lambda p: p == {}, "the deadlocked jobs' pods to go", 60)
@@ -403,7 +421,7 @@ def _evicted_and_back(jobs: Jobs, name: str) -> None:
 
 
 def test_a_higher_priority_job_evicts_a_lower_one_which_runs_again_and_finishes(
-    queues: Kueue, jobs: Jobs
+    queues: Kueue, jobs: Jobs, kubeconfig: Any
 ) -> None:
     cq = queues.cluster_queue("gpus", 32, withinClusterQueue="LowerPriority")
     queue = queues.local_queue("gpus", cq)
@@ -412,6 +430,10 @@ def test_a_higher_priority_job_evicts_a_lower_one_which_runs_again_and_finishes(
     jobs.wait_running("low", {f"low-worker-{i}" for i in range(3)}, timeout=60)
     jobs.create(gpu_job("high", queue=queue, priority=high, runs_for="3s"))
     _evicted_and_back(jobs, "low")
+    with Client(kubeconfig=kubeconfig, namespace=jobs.namespace) as api:
+        first = api.diagnose("deepspeedjob", "low")[0]
+    assert first.message.startswith("not admitted by Kueue (Evicted")
+    assert "the eviction spent no restart" in (first.hint or "")
     jobs.wait_phase("high", "Succeeded", timeout=60)
     jobs.wait_running("low", {f"low-worker-{i}" for i in range(3)}, timeout=60)
     jobs.end_pod("low-worker-0")
@@ -452,6 +474,107 @@ def test_a_paused_job_gives_its_quota_back_and_the_next_one_runs(queues: Kueue, 
     jobs.wait_phase("next", "Succeeded", timeout=60)
     jobs.patch("pausing", {"spec": {"runMode": {"pause": {"enabled": False}}}})
     jobs.wait_running("pausing", {f"pausing-worker-{i}" for i in range(3)}, timeout=60)
+
+
+def test_kueues_wait_for_pods_ready_evicts_a_job_whose_pods_never_run_and_spends_no_restart(
+    queues: Kueue, jobs: Jobs
+) -> None:
+    """Admitted, but a pod fits no node (a selector no node has): after waitForPodsReady's
+    timeout (tools/kueue.py) Kueue evicts the job, which waits again holding nothing."""
+    queue = queues.local_queue("gpus", queues.cluster_queue("gpus", 32))
+    job = gpu_job("stuck", 2, queue=queue)
+    job["spec"]["worker"]["template"]["spec"]["nodeSelector"] = {"t9k-test/nowhere": "x"}
+    jobs.create(job)
+    jobs.wait_pods("stuck", lambda p: len(p) >= 1, "the admitted job's pods", 30)
+    status = jobs.wait_status(
+        "stuck",
+        lambda s: "PodsReadyTimeout" in condition(s, "Running").get("message", ""),
+        "Kueue's eviction for waitForPodsReady",
+        float(kueue_tool.PODS_READY_TIMEOUT.rstrip("s")) + 60,
+    )
+    assert condition(status, "Running")["reason"] == "Evicted"
+    assert restart_counts(status) == {"worker": 0}
+    assert int(status.get("backoffCount") or 0) == 0
+
+
+# --- why is my job waiting? one answer per blocker ---------------------------------------------
+
+Blocker = tuple[str, str, str]
+"""(severity of the first finding, words it must hold, words its hint must hold)."""
+
+
+def _blocked_jobs(queues: Kueue, jobs: Jobs) -> dict[str, tuple[dict[str, Any], Blocker]]:
+    """One job per blocker, each waiting for its own reason."""
+    queue = queues.local_queue("gpus", queues.cluster_queue("gpus", 8))
+    stopped = queues.local_queue("held", queues.cluster_queue("held", 32))
+    queues.stop(f"{queues.prefix}-held")
+    hog = gpu_job("hog", 1, queue=queue)  # holds the 8 GPUs of `gpus`
+    claim = gpu_job("claim", 1, pinned=True)
+    pod_spec = claim["spec"]["worker"]["template"]["spec"]
+    pod_spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "absent"}}]
+    pod_spec["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    selector = gpu_job("selector", 1)
+    selector["spec"]["worker"]["template"]["spec"]["nodeSelector"] = {"t9k-test/nowhere": "x"}
+    tainted = gpu_job("tainted", 1)
+    tainted["spec"]["worker"]["template"]["spec"]["nodeSelector"] = {POOL: "gpu"}
+    paused = gpu_job("paused", 1, queue=queue)
+    paused["spec"]["runMode"] = {"pause": {"enabled": True}}
+    huge_pod = gpu_job("hugepod", 1, pinned=True)
+    huge_pod["spec"]["worker"]["template"]["spec"]["containers"][0]["resources"] = {
+        "limits": {GPU: "99"}
+    }
+    return {
+        "hog": (hog, ("info", "", "")),
+        "behind": (gpu_job("behind", 1, queue=queue), ("info", "(Queued, LocalQueue", "admits")),
+        "noqueue": (
+            gpu_job("noqueue", 1, queue="missing"),
+            ("error", "LocalQueue missing doesn't exist", "check the LocalQueue's name"),
+        ),
+        "huge": (
+            gpu_job("huge", 2, queue=queue),
+            ("error", "> maximum capacity (8)", "ask for less"),
+        ),
+        "nopriority": (
+            gpu_job("nopriority", 1, queue=queue, priority="absent"),
+            ("error", "WorkloadPriorityClass 'absent'", "check the LocalQueue"),
+        ),
+        "held": (gpu_job("held", 1, queue=stopped), ("error", "(Inadmissible", "ClusterQueue")),
+        "hugepod": (huge_pod, ("error", "Insufficient nvidia.com/gpu", "lower the request")),
+        "claim": (claim, ("error", 'persistentvolumeclaim "absent" not found', "absent does not")),
+        "selector": (selector, ("error", "node affinity/selector", "fix the selector")),
+        "tainted": (tainted, ("error", "untolerated taint", "add a toleration")),
+        "paused": (paused, ("info", "is paused", "t9k-sdk resume")),
+    }
+
+
+def test_why_is_my_job_waiting_has_one_answer_per_blocker(
+    queues: Kueue, jobs: Jobs, kubeconfig: Any
+) -> None:
+    """Each job waits for one seeded reason; `Client.diagnose()` names it first, with what to
+    do, and the job's Running condition carries Kueue's reasons too. (Kueue absent, the
+    deadlock without a queue and an eviction are answered in their tests above.)"""
+    seeded = _blocked_jobs(queues, jobs)
+    jobs.create(seeded.pop("hog")[0])
+    jobs.wait_running("hog", {"hog-worker-0"}, timeout=60)
+    jobs.create(*(manifest for manifest, _ in seeded.values()))
+    with Client(kubeconfig=kubeconfig, namespace=jobs.namespace) as api:
+        for name, (manifest, (severity, words, hint)) in seeded.items():
+
+            def first(name: str = name, kind: str = manifest["kind"]) -> Any:
+                found = api.diagnose(kind.lower(), name)
+                return found[0] if found else None
+
+            finding = wait_for(
+                first,
+                lambda f, w=words, s=severity: f is not None and f.severity == s and w in f.message,
+                f"{name}: the verdict {severity}: ...{words}...",
+                60,
+            )
+            assert hint in (finding.hint or ""), (name, finding)
+    for name in ("behind", "noqueue", "huge", "nopriority", "held"):
+        running = condition(jobs.status(name), "Running")
+        assert running["reason"] in ("Queued", "Inadmissible"), (name, running)
+        assert jobs.pods(name) == {}, name
 
 
 # --- real training ---------------------------------------------------------------------------
