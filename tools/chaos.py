@@ -465,6 +465,17 @@ def _restarts(job: Mapping[str, Any]) -> int:
     return count
 
 
+def _list_served(api: Api, resource: Resource, namespace: str) -> list[Manifest]:
+    """The objects of a child kind; none where the cluster does not serve it (Kueue's
+    Workloads, without Kueue: 404)."""
+    try:
+        return api.list(resource, namespace)
+    except ApiError as err:
+        if err.status == 404:
+            return []
+        raise
+
+
 def check_jobs(
     api: Api,
     namespace: str,
@@ -482,7 +493,7 @@ def check_jobs(
                 "kind": resource.kind,
                 **item,
             }
-    children = {r: _owned(api.list(r, namespace)) for r in CHILD_RESOURCES}
+    children = {r: _owned(_list_served(api, r, namespace)) for r in CHILD_RESOURCES}
     pods_by_uid = children[PODS]
     live_uids = {o.meta(j).uid for j in jobs.values()}
     for owner, owned in pods_by_uid.items():
@@ -593,7 +604,7 @@ def snapshot(api: Api, namespace: str) -> dict[str, str]:
     """resourceVersion of every job and child in the namespace, by kind/name."""
     out: dict[str, str] = {}
     for resource in (*JOB_RESOURCES, *CHILD_RESOURCES):
-        for obj in api.list(resource, namespace):
+        for obj in _list_served(api, resource, namespace):
             out[f"{resource.kind}/{o.meta(obj).name}"] = o.meta(obj).resource_version
     return out
 
