@@ -76,7 +76,6 @@ SCHED_ROLE: Final = "scheduler.tensorstack.dev/role"
 KUEUE_QUEUE_LABEL: Final = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY_LABEL: Final = "kueue.x-k8s.io/priority-class"
 KUEUE_API_VERSION: Final = "kueue.x-k8s.io/v1beta2"
-KUEUE_PRIORITY_SOURCE: Final = "kueue.x-k8s.io/workloadpriorityclass"
 KUEUE_NAME: Final = re.compile(r"[a-z0-9]([-.a-z0-9]{0,61}[a-z0-9])?")
 """A Kueue LocalQueue's or WorkloadPriorityClass' name as a label names it: an object name (a
 DNS subdomain) that fits a label value (63 characters)."""

@@ -394,6 +394,7 @@ class Controller:
             held = any(o.meta(s).name == secret_name for s in secrets)
             if not held:  # only the job's own Secret (or a foreign one, reported) spares a key
                 ssh_key = self._ssh_keygen()
+        queued = self._names_queue(job)  # only then are Kueue's flavours and priorities read
         return Observed(
             pods=observed(PODS),
             services=observed(SERVICES),
@@ -402,15 +403,15 @@ class Controller:
             pod_groups=observed(POD_GROUPS),
             workloads=observed(WORKLOADS),
             kueue=self.children[WORKLOADS.kind].served,
-            flavors=self._flavors() if self._admitted(job) else {},
-            priorities=self._priorities() if self._admitted(job) else None,
+            flavors=self._flavors() if queued else {},
+            priorities=self._priorities() if queued else None,
             ssh_key=ssh_key,
             failures=self.memory.failures(key),
         )
 
     @staticmethod
-    def _admitted(job: Manifest) -> bool:
-        """The job names a Kueue queue (only then are the flavours read)."""
+    def _names_queue(job: Manifest) -> bool:
+        """The job names a Kueue LocalQueue."""
         return bool(o.meta(job).labels.get(names.KUEUE_QUEUE_LABEL))
 
     def _flavors(self) -> dict[str, Mapping[str, Any]]:

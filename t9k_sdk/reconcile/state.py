@@ -28,7 +28,7 @@ from t9k_sdk.reconcile.kueue import Admission, read_admission
 from t9k_sdk.reconcile.observe import PodView, observe_pod
 from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Update
 
-__all__ = ["FINISHED", "PassState", "ended", "entry_of", "read_state"]
+__all__ = ["FINISHED", "PassState", "ended", "entry_of", "read_state", "stop_pod"]
 
 FINISHED = (ReplicaPhase.SUCCEEDED.value, ReplicaPhase.FAILED.value)
 """The replica phases a replica ends in."""
@@ -238,6 +238,17 @@ def entry_of(slot: Slot, pod: PodView) -> ReplicaEntry:
     if containers:
         out["containers"] = containers
     return out
+
+
+def stop_pod(state: PassState, slot: Slot, pod: PodView, reason: str, why: str) -> None:
+    """Delete the pod of `slot` gracefully (its own grace period; not again while it is being
+    deleted), and show its replica Deleted (a paused job, one Kueue holds back)."""
+    if not pod.terminating:
+        state.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, reason))
+        state.notes.append(f"delete pod {pod.name}: {why}")
+    entry = entry_of(slot, pod)
+    entry["phase"] = ReplicaPhase.DELETED.value
+    state.entries[slot.name] = entry
 
 
 def ended(outcome: str, code: int | None) -> str:

@@ -20,7 +20,7 @@ from t9k_sdk import _objects as o
 from t9k_sdk._conventions import Slot
 from t9k_sdk.models import JobPhase, ReplicaPhase
 from t9k_sdk.reconcile import kueue
-from t9k_sdk.reconcile.state import PassState, entry_of
+from t9k_sdk.reconcile.state import PassState, stop_pod
 from t9k_sdk.reconcile.types import Deletion
 
 __all__ = ["hold_replica", "holds", "keep_workload", "waiting"]
@@ -35,17 +35,11 @@ def hold_replica(state: PassState, slot: Slot) -> None:
     """Keep the replica of `slot` without a pod while Kueue has not admitted the job."""
     pod = state.pods.get(slot.name)
     prev = state.prev_entries.get(slot.name)
-    deleted = ReplicaPhase.DELETED.value
     if pod is not None:
-        if not pod.terminating:
-            why = state.admission.reason if state.admission else "admission"
-            state.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, f"kueue: {why}"))
-            state.notes.append(f"delete pod {pod.name}: the job is not admitted by Kueue ({why})")
-        entry = entry_of(slot, pod)
-        entry["phase"] = deleted
-        state.entries[slot.name] = entry
+        why = state.admission.reason if state.admission else "admission"
+        stop_pod(state, slot, pod, f"kueue: {why}", f"the job is not admitted by Kueue ({why})")
     elif prev is not None and prev.uid:
-        state.entries[slot.name] = {**prev.raw, "phase": deleted}
+        state.entries[slot.name] = {**prev.raw, "phase": ReplicaPhase.DELETED.value}
     else:
         state.entries[slot.name] = {"name": slot.name, "phase": ReplicaPhase.PENDING.value}
 

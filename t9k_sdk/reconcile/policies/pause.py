@@ -12,8 +12,7 @@ from t9k_sdk import _objects as o
 from t9k_sdk._conventions import Slot
 from t9k_sdk.models import JobConditionType, JobPhase, ReplicaPhase
 from t9k_sdk.reconcile.kinds import Mode
-from t9k_sdk.reconcile.state import PassState, entry_of
-from t9k_sdk.reconcile.types import Deletion
+from t9k_sdk.reconcile.state import PassState, stop_pod
 
 __all__ = ["mode", "pause_replica"]
 
@@ -35,12 +34,7 @@ def pause_replica(state: PassState, slot: Slot) -> None:
     prev = state.prev_entries.get(slot.name)
     deleted = ReplicaPhase.DELETED.value
     if pod is not None:
-        if not pod.terminating:
-            state.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, "pause"))
-            state.notes.append(f"delete pod {pod.name}: the job is paused")
-        entry = entry_of(slot, pod)
-        entry["phase"] = deleted
-        state.entries[slot.name] = entry
+        stop_pod(state, slot, pod, "pause", "the job is paused")
     elif prev is not None:
         state.entries[slot.name] = {**prev.raw, "phase": deleted}
     else:
