@@ -130,6 +130,7 @@ STUCK_REASONS: Final = frozenset(
         "ErrImagePull",
         "ImagePullBackOff",
         "InvalidImageName",
+        "ErrImageNeverPull",
         "CrashLoopBackOff",
         "CreateContainerConfigError",
         "CreateContainerError",

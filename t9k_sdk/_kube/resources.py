@@ -16,10 +16,12 @@ from t9k_sdk import _kinds, models
 
 __all__ = [
     "CHILD_RESOURCES",
+    "CLUSTER_QUEUES",
     "CONFIG_MAPS",
     "EVENTS",
     "JOB_RESOURCES",
     "LEASES",
+    "LOCAL_QUEUES",
     "NAMESPACES",
     "PERSISTENT_VOLUMES",
     "PERSISTENT_VOLUME_CLAIMS",
@@ -96,6 +98,10 @@ WORKLOAD_PRIORITY_CLASSES: Final = Resource(
     _KUEUE_GROUP, _KUEUE_VERSION, "workloadpriorityclasses", "WorkloadPriorityClass"
 )
 """Cluster-scoped: the priority value a job's Workload carries for its priority class."""
+LOCAL_QUEUES: Final = Resource(_KUEUE_GROUP, _KUEUE_VERSION, "localqueues", "LocalQueue")
+"""What a job's `kueue.x-k8s.io/queue-name` label names; the SDK reads its ClusterQueue."""
+CLUSTER_QUEUES: Final = Resource(_KUEUE_GROUP, _KUEUE_VERSION, "clusterqueues", "ClusterQueue")
+"""Cluster-scoped: the quota a LocalQueue draws on; the SDK reads it to show what is free."""
 
 CHILD_RESOURCES: Final = (PODS, SERVICES, CONFIG_MAPS, SECRETS, POD_GROUPS, WORKLOADS)
 """Everything a job may own; watched with `conventions.MANAGED_SELECTOR`."""

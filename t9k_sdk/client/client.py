@@ -27,11 +27,19 @@ from t9k_sdk import _objects as o
 from t9k_sdk import codecs, models
 from t9k_sdk._kube import config
 from t9k_sdk._kube.api_error import ApiError
-from t9k_sdk._kube.resources import EVENTS, PODS, Resource
+from t9k_sdk._kube.resources import (
+    CLUSTER_QUEUES,
+    EVENTS,
+    LOCAL_QUEUES,
+    PODS,
+    WORKLOADS,
+    Resource,
+)
 from t9k_sdk._kube.transport import APPLY_PATCH, MERGE_PATCH, ApiClient
 from t9k_sdk._objects import parse_time
 from t9k_sdk.client._api import Api, client_error, job_from_server
 from t9k_sdk.client._log_feed import ApiLogSource, JobPodFeed, replica_order
+from t9k_sdk.client._queue import QueueStanding, standing
 from t9k_sdk.client._wait import JobWait, wait_target
 from t9k_sdk.client._watch import Watcher, WatchEvent
 from t9k_sdk.client.diagnosis import Finding, PodInfo, diagnose, pod_info
@@ -722,8 +730,39 @@ class Client:
         job = self.get_manifest(k, name, ns)
         pods = self._pods(k, name, ns)
         events = self._events(k, name, ns, job, pods)
-        findings = diagnose(job, pods, events, datetime.now(UTC))
+        queue = self._queue_standing(k, name, ns, job)
+        findings = diagnose(job, pods, events, datetime.now(UTC), queue)
         return Description(job_from_server(job), [pod_info(p) for p in pods], events, findings)
+
+    def _queue_standing(
+        self, k: JobKind, name: str, ns: str, job: Mapping[str, Any]
+    ) -> QueueStanding | None:
+        """Where a job that Kueue has not admitted stands in its LocalQueue; None when it
+        names no queue, has ended, or its Workload cannot be read (Kueue absent, no right)."""
+        queue = (o.meta(job).labels or {}).get(conventions.KUEUE_QUEUE_LABEL)
+        if not queue or o.phase(job) in TERMINAL_PHASES:
+            return None
+        try:
+            workload = self._api.json("GET", WORKLOADS.path(ns, f"{k.kind.lower()}-{name}"))
+            owner = o.meta(workload).controller
+            if owner is None or owner.uid != o.meta(job).uid:
+                return None  # not the job's own Workload
+            workloads = o.items(self._api.json("GET", WORKLOADS.path(ns)))
+            local = self._api.json("GET", LOCAL_QUEUES.path(ns, queue))
+        except ClientError:
+            return None
+        cluster_queue = str(o.spec(local).get("clusterQueue") or "")
+        if not cluster_queue:
+            return standing(workload, workloads, local, None)
+        try:
+            found = self._api.json("GET", CLUSTER_QUEUES.path(None, cluster_queue))
+        except ClientError as err:
+            status = err.status if isinstance(err, ApiRequestError) else 0
+            why = {403: "not allowed to read", 404: "there is no"}.get(status, "cannot read")
+            return standing(
+                workload, workloads, local, None, f"{why} its ClusterQueue {cluster_queue}"
+            )
+        return standing(workload, workloads, local, found)
 
     def diagnose(
         self, kind: JobRef, name: str | None = None, namespace: str | None = None

@@ -8,6 +8,7 @@ but something went wrong), then information.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +18,7 @@ from t9k_sdk import _conventions as conventions
 from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._objects import condition, parse_time
+from t9k_sdk.client._queue import QueueStanding, standing_words
 from t9k_sdk.client._unschedulable import advice, held_back, requests, unschedulable
 from t9k_sdk.client.format import human_age
 from t9k_sdk.client.job_state import (
@@ -132,6 +134,8 @@ _HINTS = {
     "ImagePullBackOff": "check the image name and tag, and that the namespace can pull from the"
     " registry (imagePullSecrets for a private one)",
     "InvalidImageName": "the image reference is malformed: fix `image` in the pod template",
+    "ErrImageNeverPull": "the image is not on the node and imagePullPolicy is Never: load the"
+    " image onto the node, or let the kubelet pull it (imagePullPolicy IfNotPresent)",
     "CrashLoopBackOff": "the container keeps exiting; read its log with `t9k-sdk logs`",
     "CreateContainerConfigError": "a Secret or ConfigMap the pod refers to (env, envFrom,"
     " volumes) is probably missing",
@@ -155,7 +159,7 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
         out.append(Finding("error", subject, f"cannot be scheduled: {waits}", hint))
     flags = f"{kind} {job} {_replica_flags(pod)}"
     for container in o.container_statuses(pod):
-        out.extend(_waiting(container, subject, flags))
+        out.extend(_waiting(container, subject, flags, o.meta(pod).namespace))
         out.extend(_exited(container, subject, flags))
         out.extend(_restarted(container, subject))
     pod_reason = o.status_reason(pod)
@@ -165,9 +169,10 @@ def _pod_findings(pod: Mapping[str, Any], kind: str, job: str) -> list[Finding]:
     return out
 
 
-def _waiting(container: o.PodContainer, subject: str, flags: str) -> list[Finding]:
+def _waiting(container: o.PodContainer, subject: str, flags: str, namespace: str) -> list[Finding]:
     """A container that waits: an error for a reason that will not pass by itself (image
-    pulls, crash loops, ...), information otherwise; `flags`: what `t9k-sdk logs` needs."""
+    pulls, crash loops, a missing Secret, ...), information otherwise; `flags`: what
+    `t9k-sdk logs` needs."""
     waiting = container.state.waiting
     if waiting is None or not waiting.raw:
         return []
@@ -176,6 +181,8 @@ def _waiting(container: o.PodContainer, subject: str, flags: str) -> list[Findin
     detail = f": {message}" if message else ""
     severity: Severity = "error" if reason in STUCK_REASONS else "info"
     hint = _HINTS.get(reason)
+    if reason == "CreateContainerConfigError":
+        hint = _missing_source(message, namespace) or hint
     if reason == "CrashLoopBackOff":
         last = container.last_state.terminated
         if last is not None and last.exit_code is not None:
@@ -183,6 +190,59 @@ def _waiting(container: o.PodContainer, subject: str, flags: str) -> list[Findin
         hint = f"read its log: t9k-sdk logs {flags}"
     text = f"container {container.name} is waiting: {reason}{detail}"
     return [Finding(severity, subject, text, hint)]
+
+
+_MISSING_SOURCE: Final = re.compile(r'\b(secret|configmap) "([^"]{1,253})" not found', re.I)
+_MISSING_KEY: Final = re.compile(
+    r"couldn't find key (\S{1,253}) in (Secret|ConfigMap) [^/\s]{1,63}/([^\s,;]{1,253})"
+)
+
+
+def _missing_source(message: str, namespace: str) -> str | None:
+    """What to do about a Secret or ConfigMap (or a key of one) that a pod refers to and that
+    does not exist, read from the kubelet's words; None when they name none."""
+    where = f" in namespace {namespace}" if namespace else ""
+    if found := _MISSING_KEY.search(message):
+        key, kind, name = found.groups()
+        return (
+            f"the {kind} {name}{where} has no key {key}: add it, or fix the key in the pod"
+            " template; the kubelet retries, and the container starts once it is there"
+        )
+    if found := _MISSING_SOURCE.search(message):
+        kind = "Secret" if found.group(1).lower() == "secret" else "ConfigMap"
+        return (
+            f"the {kind} {found.group(2)} does not exist{where}: create it, or fix the pod"
+            " template's reference to it; the kubelet retries, and the pod starts once it exists"
+        )
+    return None
+
+
+def _failed_mounts(pods: Sequence[Mapping[str, Any]], events: Sequence[JobEvent]) -> list[Finding]:
+    """A pod on a node that cannot start because a volume cannot be mounted (a missing
+    Secret, ConfigMap or claim): the kubelet says so only in an Event."""
+    out: list[Finding] = []
+    for pod in pods:
+        info = pod_info(pod)
+        if info.phase != "Pending" or not o.node_name(pod):
+            continue
+        last = next(
+            (
+                e
+                for e in reversed(events)
+                if e.type == "Warning"
+                and e.reason == "FailedMount"
+                and e.object == f"Pod/{info.name}"
+            ),
+            None,
+        )
+        if last is None:
+            continue
+        hint = _missing_source(last.message, o.meta(pod).namespace) or (
+            "check the pod's volumes: `kubectl describe pod` shows the kubelet's events"
+        )
+        subject = f"pod {info.name} ({info.replica})"
+        out.append(Finding("error", subject, f"cannot start: {last.message}", hint))
+    return out
 
 
 def _exited(container: o.PodContainer, subject: str, flags: str) -> list[Finding]:
@@ -242,6 +302,7 @@ def diagnose(
     pods: Sequence[Mapping[str, Any]],
     events: Sequence[JobEvent],
     now: datetime,
+    queue: QueueStanding | None = None,
 ) -> list[Finding]:
     """Findings about a job (its manifest with status), its live pods and their events.
 
@@ -250,6 +311,7 @@ def diagnose(
     workers, replicas restarted by the operator, pods placed while others find no room (no
     gang scheduling), each live pod, pods gone with a barrier's
     message, blocked, warning events not explained yet, and otherwise how far it has got.
+    `queue`: where a job that waits for Kueue stands in its LocalQueue, when it was read.
     """
     meta = o.meta(job)
     kind = str(job.get("kind", "job"))
@@ -265,11 +327,12 @@ def diagnose(
         out.append(_unreported(age))
     out.extend(_by_phase(job, phase, short, name))
     out.extend(_waiting_for_workers(running, phase))
-    out.extend(_kueue(job, running, phase))
+    out.extend(_kueue(job, running, phase, queue))
     out.extend(_operator_restarts(job))
     out.extend(_held_back(job, pods, phase, short, name))
     for pod in sorted(pods, key=lambda p: o.meta(p).name):
         out.extend(_pod_findings(pod, short, name))
+    out.extend(_failed_mounts(pods, events))
     out.extend(_gone_pods(job, pods))
     out.extend(_blocked(running, out))
     out.extend(_warning_events(events, out))
@@ -360,10 +423,13 @@ _KUEUE_HINTS: Final = {
 
 
 def _kueue(
-    job: Mapping[str, Any], running: Mapping[str, Any] | None, phase: str | None
+    job: Mapping[str, Any],
+    running: Mapping[str, Any] | None,
+    phase: str | None,
+    queue: QueueStanding | None,
 ) -> list[Finding]:
     """A job that names a Kueue LocalQueue and is not admitted: Kueue's reason, from the
-    job's Running condition (where the operator puts it)."""
+    job's Running condition (where the operator puts it), and where it stands in the queue."""
     labels = o.meta(job).labels or {}
     if conventions.KUEUE_QUEUE_LABEL not in labels or phase in _ENDED or running is None:
         return []
@@ -371,15 +437,12 @@ def _kueue(
     if running.get("status") != "False" or reason not in _KUEUE_HINTS:
         return []
     severity, hint = _KUEUE_HINTS[reason]
-    queue = labels[conventions.KUEUE_QUEUE_LABEL]
-    return [
-        Finding(
-            cast(Severity, severity),
-            "job",
-            f"not admitted by Kueue ({reason}, LocalQueue {queue}): {running.get('message')}",
-            hint,
-        )
-    ]
+    name = labels[conventions.KUEUE_QUEUE_LABEL]
+    message = f"not admitted by Kueue ({reason}, LocalQueue {name}): {running.get('message')}"
+    if queue is not None and reason in (conventions.KUEUE_QUEUED, conventions.KUEUE_INADMISSIBLE):
+        words = standing_words(queue)
+        message = f"{message.rstrip('.')}. {words[:1].upper()}{words[1:]}" if words else message
+    return [Finding(cast(Severity, severity), "job", message, hint)]
 
 
 def _operator_restarts(job: Mapping[str, Any]) -> list[Finding]:

@@ -15,7 +15,7 @@ ClientError
     │   └── InvalidSpecError   ... because the operator rejected its spec
     ├── JobStuckError          the job cannot make progress by itself (after the grace period)
     │   ├── UnschedulableError     a pod fits no node (the scheduler's message)
-    │   ├── ImagePullError         ErrImagePull, ImagePullBackOff, InvalidImageName
+    │   ├── ImagePullError         ErrImagePull, ImagePullBackOff, InvalidImageName, ErrImageNeverPull
     │   ├── CrashLoopError         CrashLoopBackOff
     │   ├── ContainerConfigError   CreateContainerConfigError, CreateContainerError, ...
     │   └── BarrierTimeoutError    the launcher's readiness barrier gave up
@@ -184,6 +184,7 @@ _STUCK_CLASSES: dict[str, type[JobStuckError]] = {
     "Unschedulable": UnschedulableError,
     "ErrImagePull": ImagePullError,
     "ImagePullBackOff": ImagePullError,
+    "ErrImageNeverPull": ImagePullError,
     "InvalidImageName": ImagePullError,
     "CrashLoopBackOff": CrashLoopError,
     "CreateContainerConfigError": ContainerConfigError,

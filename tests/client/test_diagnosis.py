@@ -446,3 +446,68 @@ def test_a_job_kueue_has_not_admitted_says_why_first(reason: str, severity: str,
     assert first.message == (f"not admitted by Kueue ({reason}, LocalQueue team-a): Kueue's words")
     assert first.hint is not None
     assert hint in first.hint
+
+
+def waiting_pod(reason: str, message: str) -> dict[str, Any]:
+    state = {"waiting": {"reason": reason, "message": message}}
+    manifest = pod(containers=[{"name": "worker", "state": state}], phase="Pending")
+    manifest["metadata"]["namespace"] = "team-a"
+    return manifest
+
+
+@pytest.mark.parametrize(
+    ("reason", "message", "hint"),
+    [
+        (
+            "ErrImageNeverPull",
+            'Container image "t9k-test/absent:1" is not present with pull policy of Never',
+            "the image is not on the node and imagePullPolicy is Never",
+        ),
+        (
+            "CreateContainerConfigError",
+            'secret "wandb" not found',
+            "the Secret wandb does not exist in namespace team-a: create it",
+        ),
+        (
+            "CreateContainerConfigError",
+            'configmap "settings" not found',
+            "the ConfigMap settings does not exist in namespace team-a",
+        ),
+        (
+            "CreateContainerConfigError",
+            "couldn't find key api-key in Secret team-a/wandb",
+            "the Secret wandb in namespace team-a has no key api-key",
+        ),
+    ],
+)
+def test_a_container_that_cannot_start_names_what_is_missing(
+    reason: str, message: str, hint: str
+) -> None:
+    first = diagnose(job(), [waiting_pod(reason, message)], [], NOW)[0]
+    assert (first.severity, first.message) == (
+        "error",
+        f"container worker is waiting: {reason}: {message}",
+    )
+    assert first.hint is not None
+    assert hint in first.hint
+
+
+def test_a_volume_that_cannot_be_mounted_is_the_verdict_with_the_missing_secret_named() -> None:
+    starting = waiting_pod("ContainerCreating", "")
+    said = 'MountVolume.SetUp failed for volume "creds" : secret "ssh-keys" not found'
+    events = [
+        JobEvent(NOW, "Normal", "Scheduled", "assigned", "Pod/mnist-worker-0"),
+        JobEvent(NOW, "Warning", "FailedMount", said, "Pod/mnist-worker-0"),
+    ]
+    found = diagnose(job(), [starting], events, NOW)
+    assert (found[0].severity, found[0].message) == ("error", f"cannot start: {said}")
+    assert found[0].hint is not None
+    assert "the Secret ssh-keys does not exist in namespace team-a" in found[0].hint
+    assert not [f for f in found if "event FailedMount" in f.message], "said once"
+
+
+def test_a_failed_mount_of_a_pod_that_runs_since_is_history_not_a_verdict() -> None:
+    said = 'MountVolume.SetUp failed for volume "creds" : secret "ssh-keys" not found'
+    events = [JobEvent(NOW, "Warning", "FailedMount", said, "Pod/mnist-worker-0")]
+    found = diagnose(job({"phase": "Running"}), [pod()], events, NOW)
+    assert not [f for f in found if f.severity == "error"]

@@ -22,10 +22,20 @@ from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk.client import Client
 from tests.cluster.e2e_helpers import E2E, Jobs, condition, restart_counts
-from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, scripts_configmap
+from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, real, scripts_configmap
 from tests.cluster.test_real_training import torchrun_job
 from tools import kueue as kueue_tool
-from tools.kit import OWNER_LABEL, Operator, container, deepspeed_job, finish, template, wait_for
+from tools.kit import (
+    OWNER_LABEL,
+    Operator,
+    container,
+    deepspeed_job,
+    finish,
+    generic_job,
+    replica,
+    template,
+    wait_for,
+)
 
 KUEUE = ("kueue.x-k8s.io", "v1beta2")
 GPU = "nvidia.com/gpu"
@@ -512,12 +522,12 @@ Blocker = tuple[str, str, str]
 """(severity of the first finding, words it must hold, words its hint must hold)."""
 
 
-def _blocked_jobs(queues: Kueue, jobs: Jobs) -> dict[str, tuple[dict[str, Any], Blocker]]:
-    """One job per blocker, each waiting for its own reason."""
-    queue = queues.local_queue("gpus", queues.cluster_queue("gpus", 8))
+def _blocked_jobs(queues: Kueue, gpus: str) -> dict[str, tuple[dict[str, Any], Blocker]]:
+    """One job per blocker on the module's kwok nodes, each waiting for its own reason;
+    `gpus`: a LocalQueue whose 8 GPUs the job `hog` takes."""
     stopped = queues.local_queue("held", queues.cluster_queue("held", 32))
     queues.stop(f"{queues.prefix}-held")
-    hog = gpu_job("hog", 1, queue=queue)  # holds the 8 GPUs of `gpus`
+    hog = gpu_job("hog", 1, queue=gpus)  # holds the 8 GPUs of `gpus`
     claim = gpu_job("claim", 1, pinned=True)
     pod_spec = claim["spec"]["worker"]["template"]["spec"]
     pod_spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "absent"}}]
@@ -526,7 +536,7 @@ def _blocked_jobs(queues: Kueue, jobs: Jobs) -> dict[str, tuple[dict[str, Any], 
     selector["spec"]["worker"]["template"]["spec"]["nodeSelector"] = {"t9k-test/nowhere": "x"}
     tainted = gpu_job("tainted", 1)
     tainted["spec"]["worker"]["template"]["spec"]["nodeSelector"] = {POOL: "gpu"}
-    paused = gpu_job("paused", 1, queue=queue)
+    paused = gpu_job("paused", 1, queue=gpus)
     paused["spec"]["runMode"] = {"pause": {"enabled": True}}
     huge_pod = gpu_job("hugepod", 1, pinned=True)
     huge_pod["spec"]["worker"]["template"]["spec"]["containers"][0]["resources"] = {
@@ -534,17 +544,17 @@ def _blocked_jobs(queues: Kueue, jobs: Jobs) -> dict[str, tuple[dict[str, Any], 
     }
     return {
         "hog": (hog, ("info", "", "")),
-        "behind": (gpu_job("behind", 1, queue=queue), ("info", "(Queued, LocalQueue", "admits")),
+        "behind": (gpu_job("behind", 1, queue=gpus), ("info", "(Queued, LocalQueue", "admits")),
         "noqueue": (
             gpu_job("noqueue", 1, queue="missing"),
             ("error", "LocalQueue missing doesn't exist", "check the LocalQueue's name"),
         ),
         "huge": (
-            gpu_job("huge", 2, queue=queue),
+            gpu_job("huge", 2, queue=gpus),
             ("error", "> maximum capacity (8)", "ask for less"),
         ),
         "nopriority": (
-            gpu_job("nopriority", 1, queue=queue, priority="absent"),
+            gpu_job("nopriority", 1, queue=gpus, priority="absent"),
             ("error", "WorkloadPriorityClass 'absent'", "check the LocalQueue"),
         ),
         "held": (gpu_job("held", 1, queue=stopped), ("error", "(Inadmissible", "ClusterQueue")),
@@ -556,16 +566,53 @@ def _blocked_jobs(queues: Kueue, jobs: Jobs) -> dict[str, tuple[dict[str, Any], 
     }
 
 
+def _real_node_job(name: str, **change: Any) -> dict[str, Any]:
+    """A GenericJob of one worker on the real node, its container changed by `change`."""
+    job = real(generic_job(name, replica("worker", command=["sleep", "600"])))
+    job["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0].update(change)
+    return job
+
+
+def _blocked_on_the_real_node() -> dict[str, tuple[dict[str, Any], Blocker]]:
+    """Blockers only a kubelet shows: an image it may not pull, a Secret that is not there (in
+    the environment, and as a volume)."""
+    no_volume = _real_node_job("novolume", volumeMounts=[{"name": "keys", "mountPath": "/k"}])
+    no_volume["spec"]["replicaSpecs"][0]["template"]["spec"]["volumes"] = [
+        {"name": "keys", "secret": {"secretName": "absent-keys"}}
+    ]
+    token = {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "absent", "key": "token"}}}
+    return {
+        "neverpull": (
+            _real_node_job("neverpull", image="t9k-test/absent:1"),
+            ("error", "ErrImageNeverPull", "the image is not on the node"),
+        ),
+        "nosecret": (
+            _real_node_job("nosecret", env=[token]),
+            ("error", 'CreateContainerConfigError: secret "absent" not found', "Secret absent"),
+        ),
+        "novolume": (
+            no_volume,
+            ("error", 'cannot start: MountVolume.SetUp failed for volume "keys"', "absent-keys"),
+        ),
+    }
+
+
+@pytest.mark.realnode
 def test_why_is_my_job_waiting_has_one_answer_per_blocker(
-    queues: Kueue, jobs: Jobs, kubeconfig: Any
+    real_node: RealNode, queues: Kueue, jobs: Jobs, kubeconfig: Any
 ) -> None:
-    """Each job waits for one seeded reason; `Client.diagnose()` names it first, with what to
-    do, and the job's Running condition carries Kueue's reasons too. (Kueue absent, the
-    deadlock without a queue and an eviction are answered in their tests above.)"""
-    seeded = _blocked_jobs(queues, jobs)
+    """Each of 13 jobs waits for one seeded reason; `Client.diagnose()` names it first, with
+    what to do; a queued job's answer has its place in the queue and the quota it needs against
+    what is free; and the job's Running condition carries Kueue's reasons and the kubelet's.
+    (Kueue absent, the deadlock without a queue and an eviction are answered in their tests
+    above.)"""
+    cluster_queue = queues.cluster_queue("gpus", 8)
+    seeded = _blocked_jobs(queues, queues.local_queue("gpus", cluster_queue))
+    seeded.update(_blocked_on_the_real_node())
     jobs.create(seeded.pop("hog")[0])
     jobs.wait_running("hog", {"hog-worker-0"}, timeout=60)
     jobs.create(*(manifest for manifest, _ in seeded.values()))
+    assert len(seeded) >= 12
     with Client(kubeconfig=kubeconfig, namespace=jobs.namespace) as api:
         for name, (manifest, (severity, words, hint)) in seeded.items():
 
@@ -573,17 +620,22 @@ def test_why_is_my_job_waiting_has_one_answer_per_blocker(
                 found = api.diagnose(kind.lower(), name)
                 return found[0] if found else None
 
-            finding = wait_for(
-                first,
-                lambda f, w=words, s=severity: f is not None and f.severity == s and w in f.message,
-                f"{name}: the verdict {severity}: ...{words}...",
-                60,
-            )
+            def right(found: Any, words: str = words, severity: str = severity) -> bool:
+                return found is not None and found.severity == severity and words in found.message
+
+            finding = wait_for(first, right, f"{name}: the verdict {severity}: ...{words}...", 60)
             assert hint in (finding.hint or ""), (name, finding)
+        behind = api.diagnose("deepspeedjob", "behind")[0].message
+    assert " waiting in LocalQueue " in behind, behind
+    assert f"ClusterQueue {cluster_queue} has free" in behind, behind
+    assert "nvidia.com/gpu 0 of 8" in behind, behind
     for name in ("behind", "noqueue", "huge", "nopriority", "held"):
         running = condition(jobs.status(name), "Running")
         assert running["reason"] in ("Queued", "Inadmissible"), (name, running)
         assert jobs.pods(name) == {}, name
+    for name, reason in (("neverpull", "ErrImageNeverPull"), ("nosecret", "CreateContainer")):
+        running = condition(jobs.status(name), "Running")
+        assert reason in f"{running.get('reason')} {running.get('message')}", (name, running)
 
 
 # --- real training ---------------------------------------------------------------------------
