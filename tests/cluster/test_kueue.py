@@ -583,7 +583,7 @@ def _blocked_on_the_real_node() -> dict[str, tuple[dict[str, Any], Blocker]]:
     token = {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "absent", "key": "token"}}}
     return {
         "neverpull": (
-            _real_node_job("neverpull", image="t9k-test/absent:1"),
+            _real_node_job("neverpull", image="localhost/t9k-absent:1"),
             ("error", "ErrImageNeverPull", "the image is not on the node"),
         ),
         "nosecret": (
