@@ -383,6 +383,10 @@ class _Builder(_Piece):
     kueue_priority_class: str | None = None
     """Kueue WorkloadPriorityClass of the job (the label `kueue.x-k8s.io/priority-class`; needs
     `kueue_queue`)."""
+    restart_scope: Literal["Replica", "Job"] | None = None
+    """What a retryable failure restarts (a t9k-sdk extension T9k ignores, the annotation
+    `t9k-sdk.dev/restart-scope`): "Replica" (T9k's behaviour, the default) the failed pod
+    alone; "Job" every replica together, counted as one restart, once every old pod is gone."""
     debug: Bool | Debug = False
     """Start in debug mode (True for the defaults, or a `Debug`)."""
     paused: Bool = False
@@ -446,6 +450,16 @@ class _Builder(_Piece):
                         " digits, '-' and '.', starting and ending with a letter or digit",
                     )
                 )
+        given = (self.annotations or {}).get(models.RESTART_SCOPE_ANNOTATION)
+        if self.restart_scope is not None and given is not None and given != self.restart_scope:
+            problems.append(
+                Problem(
+                    "restart_scope",
+                    f"{self.restart_scope!r} disagrees with"
+                    f" annotations[{models.RESTART_SCOPE_ANNOTATION!r}] = {given!r}: give one"
+                    " of them",
+                )
+            )
         return problems
 
     def _manifest(self) -> codecs.AnyJob:  # pragma: no cover - every builder overrides it
@@ -502,7 +516,11 @@ class _Builder(_Piece):
             name=self.name,
             namespace=self.namespace,
             labels=self._labels(),
-            annotations=self.annotations,
+            annotations=(
+                {**(self.annotations or {}), models.RESTART_SCOPE_ANNOTATION: self.restart_scope}
+                if self.restart_scope is not None
+                else self.annotations
+            ),
         )
 
     def _labels(self) -> dict[str, str] | None:

@@ -67,6 +67,8 @@ __all__ = [
     "GROUP",
     "MAX_PODS",
     "MAX_SLOTS",
+    "RESTART_SCOPES",
+    "RESTART_SCOPE_ANNOTATION",
     "VERSION",
     "Aggregate",
     "AutotuneType",
@@ -626,6 +628,12 @@ def _rename_legacy_enable(data: Any, where: str) -> Any:
     return data
 
 
+RESTART_SCOPE_ANNOTATION: Final = "t9k-sdk.dev/restart-scope"
+"""A t9k-sdk extension T9k ignores: what a retryable failure of one replica restarts."""
+RESTART_SCOPES: Final = ("Replica", "Job")
+"""The values of `RESTART_SCOPE_ANNOTATION`; "Replica" (T9k's behaviour) when it is absent."""
+
+
 def _check_job_name(meta: ObjectMeta) -> ObjectMeta:
     """metadata.name (or generateName) must exist and be a DNS label: it prefixes pod names.
     The namespace, labels and annotations follow the API server's syntax."""
@@ -640,6 +648,16 @@ def _check_job_name(meta: ObjectMeta) -> ObjectMeta:
     if meta.namespace is not None and (why := _names.namespace_problem(meta.namespace)):
         problems.append(("namespace", why))
     problems += _names.label_problems(meta.labels, meta.annotations)
+    scope = (meta.annotations or {}).get(RESTART_SCOPE_ANNOTATION)
+    if scope is not None and scope not in RESTART_SCOPES:
+        problems.append(
+            (
+                f"annotations.{RESTART_SCOPE_ANNOTATION}",
+                f"must be one of {', '.join(map(repr, RESTART_SCOPES))} ('Replica', T9k's"
+                f" behaviour, restarts a failed pod alone; 'Job' restarts every replica"
+                f" together); got {scope[:80]!r}",
+            )
+        )
     if problems:
         raise rule_error(problems)
     return meta

@@ -141,6 +141,10 @@ class _JobArgsBase(TypedDict):
     kueue_priority_class: NotRequired[str]
     """Kueue WorkloadPriorityClass of the job (the label `kueue.x-k8s.io/priority-class`; needs
     a queue, here or on the job)."""
+    restart_scope: NotRequired[Literal["Replica", "Job"]]
+    """What a retryable failure restarts (the annotation `t9k-sdk.dev/restart-scope`, a
+    t9k-sdk extension T9k ignores), as the builders' `restart_scope` sets it: "Replica" (T9k's
+    behaviour) the failed pod alone, "Job" every replica together, counted once."""
 
 
 class GenericJobArgs(_JobArgsBase):
@@ -238,7 +242,9 @@ class _JobComponent(pulumi.ComponentResource):
     ) -> None:
         _check_keys(self.KIND, resource_name, args)
         subject = f"{self.KIND} {resource_name!r}"
-        job = _with_kueue(subject, _job_model(self.KIND, args.get("job")), args)
+        job = _with_restart_scope(
+            subject, _with_kueue(subject, _job_model(self.KIND, args.get("job")), args), args
+        )
         await_phase, seconds = _await_inputs(subject, args, debug=_debug(job))
         namespace = checked_input(subject, "namespace", args.get("namespace"), validate_namespace)
         extra = _operator_dependencies(subject, self.KIND, args.get("operator"))
@@ -326,6 +332,30 @@ def _with_kueue(subject: str, job: AnyJob, args: Mapping[str, Any]) -> AnyJob:
     if labels == dict(job.metadata.labels or {}):
         return job
     metadata = job.metadata.model_copy(update={"labels": labels})
+    return job.model_copy(update={"metadata": metadata})
+
+
+def _with_restart_scope(subject: str, job: AnyJob, args: Mapping[str, Any]) -> AnyJob:
+    """`job` with the annotation of `restart_scope`; a ValueError names the argument when its
+    value is not a scope or disagrees with the job's own annotation."""
+    value = args.get("restart_scope")
+    if value is None:
+        return job
+    key = models.RESTART_SCOPE_ANNOTATION
+    if value not in models.RESTART_SCOPES:
+        raise ValueError(
+            f"{subject}: restart_scope must be one of"
+            f" {', '.join(map(repr, models.RESTART_SCOPES))}; got {str(value)[:80]!r}"
+        )
+    annotations = dict(job.metadata.annotations or {})
+    if annotations.get(key, value) != value:
+        raise ValueError(
+            f"{subject}: restart_scope={value!r} disagrees with the job's annotation"
+            f" {key}={annotations[key]!r}: give one of them"
+        )
+    if annotations.get(key) == value:
+        return job
+    metadata = job.metadata.model_copy(update={"annotations": {**annotations, key: value}})
     return job.model_copy(update={"metadata": metadata})
 
 

@@ -36,6 +36,7 @@ from t9k_sdk.reconcile.policies import (
     launch,
     others,
     pause,
+    restart,
 )
 from t9k_sdk.reconcile.policies.batching import PLAN_BYTES_PER_PASS, POD_CREATES_PER_PASS
 from t9k_sdk.reconcile.policies.restart import restart_allowed
@@ -107,11 +108,18 @@ def _replicas(state: PassState) -> None:
         cleanup.clean_up(state, hard_stop=deadline.exceeded_before(state.raw))
         return
     mode = pause.mode(state)
+    cause = None
+    if not state.paused and not admission.holds(state):
+        cause = restart.job_restart_cause(state)
+        if cause is not None:
+            replicas.begin_job_restart(state, cause)
     for slot in state.slots:
         if state.paused:
             pause.pause_replica(state, slot)
         elif admission.holds(state):
             admission.hold_replica(state, slot)
+        elif cause is not None:
+            replicas.restart_with_job(state, slot, cause, mode)
         else:
             replicas.active_replica(state, slot, mode)
     cleanup.delete_orphans(state)
@@ -153,6 +161,7 @@ def _plan(state: PassState, outcome: _Outcome | None, requeue: float | None) -> 
             problem=conflicts.problem(state),
             waiting=launch.waiting_message(state),
             queued=admission.waiting(state),
+            restarting=restart.restarting(state),
             failure_is_the_jobs=isinstance(state.job, models.DeepSpeedJob),
             standby=state.rules.standby(),
         )

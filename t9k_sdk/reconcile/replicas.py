@@ -26,10 +26,17 @@ from t9k_sdk.models import ReplicaPhase
 from t9k_sdk.reconcile.kinds import Mode
 from t9k_sdk.reconcile.observe import PodView
 from t9k_sdk.reconcile.policies import batching, launch, restart
-from t9k_sdk.reconcile.state import FINISHED, PassState, ended, entry_of
+from t9k_sdk.reconcile.state import (
+    FINISHED,
+    PassState,
+    asked_to_stop,
+    ended,
+    entry_of,
+    stop_pod,
+)
 from t9k_sdk.reconcile.types import Deletion, Event
 
-__all__ = ["active_replica", "finished_replica"]
+__all__ = ["active_replica", "begin_job_restart", "finished_replica", "restart_with_job"]
 
 
 def active_replica(state: PassState, slot: Slot, mode: Mode) -> None:
@@ -37,10 +44,61 @@ def active_replica(state: PassState, slot: Slot, mode: Mode) -> None:
     pod = state.pods.get(slot.name)
     if pod is None:
         _missing(state, slot, mode)
-    elif pod.terminating:
+    elif pod.terminating or asked_to_stop(state, slot, pod):
         _being_deleted(state, slot, pod)
     else:
         _present(state, slot, pod)
+
+
+def begin_job_restart(state: PassState, cause: Slot) -> None:
+    """Restart scope Job: the whole job restarts because the pod of `cause` failed. Records
+    why (the Running condition and an Event); `restart_with_job` then stops each replica."""
+    pod = state.pods[cause.name]
+    others = [s.name for s in state.slots if s.name != cause.name and _to_stop(state, s)]
+    budget = state.rules.group(cause.replica_type).policy.value
+    message = (
+        f"Pod {pod.name} {ended(pod.phase.value, pod.exit_code)}; restarting the whole job"
+        f" (restart scope Job, {budget} policy): "
+        + (
+            f"stopping its {len(others)} other running pods, then recreating every replica"
+            if others
+            else "recreating every replica"
+        )
+    )
+    state.job_restart = (restart.RESTARTING_JOB, message)
+    state.events.append(
+        Event("Warning", restart.RESTARTING_JOB, message, after=f"delete Pod/{pod.name}")
+    )
+
+
+def _to_stop(state: PassState, slot: Slot) -> bool:
+    pod = state.pods.get(slot.name)
+    return (
+        pod is not None
+        and not pod.terminating
+        and pod.phase != ReplicaPhase.SUCCEEDED
+        and not asked_to_stop(state, slot, pod)
+    )
+
+
+def restart_with_job(state: PassState, slot: Slot, cause: Slot, mode: Mode) -> None:
+    """Restart scope Job, in the pass that decided it: the failed pod of `cause` is deleted at
+    once, every other pod that runs (or failed after it) is stopped with its grace period, and
+    nothing is created; a replica that succeeded keeps its outcome."""
+    pod = state.pods.get(slot.name)
+    if slot.name == cause.name and pod is not None:
+        state.entries[slot.name] = entry_of(slot, pod)
+        restart.hold(state, slot)
+        state.delete.append(
+            Deletion("v1", "Pod", pod.name, pod.uid, "restart", grace_period_seconds=0)
+        )
+        state.notes.append(f"delete pod {pod.name}: the whole job restarts after it failed")
+    elif pod is not None and _to_stop(state, slot):
+        stop_pod(state, slot, pod, "restart", "the whole job restarts")
+    elif pod is not None:
+        active_replica(state, slot, mode)
+    elif (prev := state.prev_entries.get(slot.name)) is not None:
+        state.entries[slot.name] = prev.raw
 
 
 def _missing(state: PassState, slot: Slot, mode: Mode) -> None:
@@ -55,6 +113,15 @@ def _missing(state: PassState, slot: Slot, mode: Mode) -> None:
         and ended_before
         and restart.allowed(state, slot, prev.phase, prev.exit_code)
     )
+    if restart.waits_for_old_ranks(state):  # the whole job restarts: old ranks stop first
+        state.entries[slot.name] = (
+            prev.raw
+            if prev is not None
+            else {"name": slot.name, "phase": ReplicaPhase.PENDING.value}
+        )
+        if restarts:
+            restart.hold(state, slot)
+        return
     if mode != "debug" and (waiting := state.rules.launch_waits_for(slot)):
         if prev is None or not ended_before:
             pending: ReplicaEntry = {"name": slot.name, "phase": ReplicaPhase.PENDING.value}
@@ -103,6 +170,9 @@ def _missing(state: PassState, slot: Slot, mode: Mode) -> None:
 
 def _being_deleted(state: PassState, slot: Slot, pod: PodView) -> None:
     prev = state.prev_entries.get(slot.name)
+    if prev is not None and asked_to_stop(state, slot, pod):
+        state.entries[slot.name] = prev.raw  # stopped by the operator: neither failed nor done
+        return
     if prev is None or prev.phase not in FINISHED or prev.uid != pod.uid:
         state.entries[slot.name] = entry_of(slot, pod)
         return

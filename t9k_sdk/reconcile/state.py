@@ -28,7 +28,7 @@ from t9k_sdk.reconcile.kueue import Admission, read_admission
 from t9k_sdk.reconcile.observe import PodView, observe_pod
 from t9k_sdk.reconcile.types import Deletion, Event, Manifest, Observed, Update
 
-__all__ = ["FINISHED", "PassState", "ended", "entry_of", "read_state", "stop_pod"]
+__all__ = ["FINISHED", "PassState", "asked_to_stop", "ended", "entry_of", "read_state", "stop_pod"]
 
 FINISHED = (ReplicaPhase.SUCCEEDED.value, ReplicaPhase.FAILED.value)
 """The replica phases a replica ends in."""
@@ -75,6 +75,11 @@ class PassState:
     """Restarts of the whole job (DeepSpeedJob's `backoffCount`)."""
     pending_restarts: Counter[str] = field(default_factory=Counter)
     """Restarts decided but not yet planned (their pod is being deleted or waits), by scope."""
+    restart_scope: str = "Replica"
+    """What a retryable failure restarts: "Replica" (T9k's behaviour) or "Job" (every replica
+    together; the annotation `t9k-sdk.dev/restart-scope`)."""
+    job_restart: tuple[str, str] | None = None
+    """(reason, message) while the whole job restarts (restart scope Job)."""
 
     # -- what the policies found -----------------------------------------------------------------
     conflicts: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
@@ -152,6 +157,9 @@ def read_state(
             {name: n for name, r in prev_entries.items() if (n := _restarts_of(r.raw))}
         ),
         backoff=int(prev.get("backoffCount") or 0),
+        restart_scope=(job.metadata.annotations or {}).get(
+            models.RESTART_SCOPE_ANNOTATION, "Replica"
+        ),
     )
     _tell_rules(state)
     if state.admission is not None:
@@ -249,6 +257,19 @@ def stop_pod(state: PassState, slot: Slot, pod: PodView, reason: str, why: str) 
     entry = entry_of(slot, pod)
     entry["phase"] = ReplicaPhase.DELETED.value
     state.entries[slot.name] = entry
+
+
+def asked_to_stop(state: PassState, slot: Slot, pod: PodView) -> bool:
+    """Whether the operator deleted `pod` (its replica's last entry is Deleted with the pod's
+    uid): whatever the pod shows while it stops, or before the deletion is seen, it is neither a
+    failure nor a success of the replica."""
+    prev = state.prev_entries.get(slot.name)
+    return (
+        prev is not None
+        and prev.phase == ReplicaPhase.DELETED.value
+        and bool(prev.uid)
+        and prev.uid == pod.uid
+    )
 
 
 def ended(outcome: str, code: int | None) -> str:

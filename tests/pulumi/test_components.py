@@ -276,6 +276,26 @@ def test_a_kueue_queue_that_disagrees_with_the_jobs_label_is_refused() -> None:
         GenericJob("q", {"job": job, "kueue_queue": "team-a"})
 
 
+def test_restart_scope_job_annotates_the_job(engine: Engine) -> None:
+    run(lambda: [GenericJob("r", {"job": generic(), "restart_scope": "Job"}).uid])
+    assert engine.job().inputs["metadata"]["annotations"] == {"t9k-sdk.dev/restart-scope": "Job"}
+
+
+@pytest.mark.parametrize(
+    ("job_annotations", "scope", "message"),
+    [
+        (None, "job", "restart_scope must be one of 'Replica', 'Job'; got 'job'"),
+        ({"t9k-sdk.dev/restart-scope": "Replica"}, "Job", "disagrees with the job's annotation"),
+    ],
+)
+def test_a_restart_scope_that_cannot_work_is_refused_naming_the_argument(
+    job_annotations: dict[str, str] | None, scope: str, message: str
+) -> None:
+    job = generic(annotations=job_annotations) if job_annotations else generic()
+    with pytest.raises(ValueError, match=rf"^GenericJob 'r': .*{message}"):
+        GenericJob("r", {"job": job, "restart_scope": scope})  # type: ignore[typeddict-item]
+
+
 def test_the_namespace_may_be_another_resources_output(engine: Engine) -> None:
     def program() -> list[pulumi.Output[Any]]:
         ns = pulumi_kubernetes.core.v1.Namespace("ml", metadata={"name": "ml"})

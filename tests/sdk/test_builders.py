@@ -22,6 +22,7 @@ from t9k_sdk import (
     Replica,
     Resources,
     Resume,
+    TorchrunJob,
     from_manifest,
     models,
 )
@@ -424,3 +425,19 @@ def test_builder_names_the_argument_the_launcher_or_operator_cannot_use(
 def test_builder_accepts_an_empty_run_in_debug_mode() -> None:
     job = DeepSpeedJob(name="d", image="x", run=[], debug=True).to_dict()
     assert job["spec"]["config"]["run"] == {"python": []}
+
+
+def test_restart_scope_sets_the_annotation_and_refuses_a_disagreeing_one() -> None:
+    job = TorchrunJob(name="r", image="busybox", run=["train.py"], workers=2, restart_scope="Job")
+    assert job.to_dict()["metadata"]["annotations"] == {"t9k-sdk.dev/restart-scope": "Job"}
+    with pytest.raises(InvalidManifestError, match="restart_scope: 'Job' disagrees with"):
+        TorchrunJob(
+            name="r",
+            image="busybox",
+            run=["train.py"],
+            workers=2,
+            restart_scope="Job",
+            annotations={"t9k-sdk.dev/restart-scope": "Replica"},
+        )
+    with pytest.raises(InvalidManifestError, match="restart_scope: input should be 'Replica'"):
+        TorchrunJob(name="r", image="busybox", run=["train.py"], workers=2, restart_scope="job")

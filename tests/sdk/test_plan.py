@@ -27,6 +27,20 @@ def test_plan_summary_shows_objects_and_rewritten_commands(
     assert "command: /bin/sh /t9k/scripts/t9k-sshd.sh" in out
 
 
+def test_plan_shows_a_jobs_restart_scope(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = yaml.safe_load((EXAMPLES / "deepspeed_bert.yaml").read_text())
+    job["metadata"].setdefault("annotations", {})["t9k-sdk.dev/restart-scope"] = "Job"
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    assert main(["plan", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "restart scope: Job (a retryable failure of any pod restarts every replica" in out
+    assert main(["plan", str(EXAMPLES / "deepspeed_bert.yaml")]) == 0
+    assert "restart scope" not in capsys.readouterr().out  # T9k's behaviour: not mentioned
+
+
 def test_plan_yaml_is_the_full_objects_without_key_material(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -6,6 +6,13 @@ retryable, 1-127 permanent) within its budget. The budget counts per replica (Ge
 whole job (DeepSpeedJob: `runPolicy.backoffLimit`, the status' `backoffCount`), as the kind's
 rules say (`KindRules.budget`).
 
+The restart scope (a t9k-sdk extension, the annotation `t9k-sdk.dev/restart-scope`) says what a
+retryable failure restarts: `Replica` (T9k's behaviour, the default) the failed pod alone; `Job`
+every replica together. A job restart is decided when a pod failed and may restart and no pod
+failed for good; the first such replica (in slot order) is its cause and the only one counted,
+against its own budget, whatever the other ranks do while they stop. No pod of a job restarting
+as a whole is created until every old pod is gone, so no old rank is left running.
+
 Restarts are counted when the replacement pod is planned, and the new status (with the count) is
 written before anything is created; so a pass interrupted at any point never counts a restart
 twice or loses one. Until then a decided restart is *pending*: it takes its place in the budget
@@ -14,13 +21,27 @@ of the pass (`PassState.pending_restarts`) without being counted.
 
 from __future__ import annotations
 
+from typing import Final
+
 from t9k_sdk import models
 from t9k_sdk._conventions import Slot
 from t9k_sdk.models import ReplicaPhase
 from t9k_sdk.reconcile.kinds import ReplicaGroup
-from t9k_sdk.reconcile.state import PassState
+from t9k_sdk.reconcile.state import PassState, asked_to_stop
 
-__all__ = ["allowed", "count", "hold", "restart_allowed"]
+__all__ = [
+    "RESTARTING_JOB",
+    "allowed",
+    "count",
+    "hold",
+    "job_restart_cause",
+    "restart_allowed",
+    "restarting",
+    "waits_for_old_ranks",
+]
+
+RESTARTING_JOB: Final = "RestartingJob"
+"""The reason (Event, Running condition) of a job that restarts as a whole."""
 
 
 def restart_allowed(group: ReplicaGroup, outcome: str, exit_code: int | None, used: int) -> bool:
@@ -75,3 +96,57 @@ def count(state: PassState, slot: Slot) -> None:
     state.replica_restarts[slot.name] += 1
     if state.rules.budget == "job":
         state.backoff += 1
+
+
+def job_restart_cause(state: PassState) -> Slot | None:
+    """Restart scope Job: the replica whose failure restarts the whole job in this pass (the
+    first, in slot order, whose pod failed and may restart), unless a pod failed for good (the
+    job's rules then decide, as under scope Replica). None under scope Replica."""
+    if state.restart_scope != "Job":
+        return None
+    cause: Slot | None = None
+    for slot in state.slots:
+        pod = state.pods.get(slot.name)
+        if (
+            pod is None
+            or pod.terminating
+            or pod.phase != ReplicaPhase.FAILED
+            or asked_to_stop(state, slot, pod)
+        ):
+            continue
+        if not allowed(state, slot, ReplicaPhase.FAILED.value, pod.exit_code):
+            return None
+        cause = cause or slot
+    return cause
+
+
+def waits_for_old_ranks(state: PassState) -> bool:
+    """Restart scope Job: no pod is created while a pod of the job is still stopping."""
+    if state.restart_scope != "Job":
+        return False
+    return any(
+        pod.terminating or asked_to_stop(state, slot, pod)
+        for slot in state.slots
+        if (pod := state.pods.get(slot.name)) is not None
+    )
+
+
+def restarting(state: PassState) -> tuple[str, str] | None:
+    """(reason, message) of a job restart that has not recreated every replica yet: the one
+    decided in this pass, or the last status' while old pods stop or new ones are missing."""
+    if state.job_restart is not None or state.restart_scope != "Job":
+        return state.job_restart
+    conditions = state.prev.get("conditions")
+    running = next(
+        (
+            c
+            for c in (conditions if isinstance(conditions, list) else ())
+            if isinstance(c, dict) and c.get("type") == models.JobConditionType.RUNNING.value
+        ),
+        None,
+    )
+    if running is None or running.get("reason") != RESTARTING_JOB:
+        return None
+    if waits_for_old_ranks(state) or any(s.name not in state.pods for s in state.slots):
+        return RESTARTING_JOB, str(running.get("message") or "")
+    return None

@@ -63,6 +63,9 @@ class JobView:
     message, as T9k writes it, followed by the failed pod's termination message when it has one
     (the launch barrier's reason, for example); Failed and Completed carry T9k's message as it
     is."""
+    restarting: tuple[str, str] | None = None
+    """(reason, message) while the whole job restarts (restart scope Job): the Running
+    condition says which replica failed and why until every replica is recreated."""
     standby: Collection[str] = ()
     """Replicas the job runs without until they run (an elastic DeepSpeedJob's workers beyond
     its hostfile): not running, they keep the job neither Pending nor from being Running."""
@@ -209,6 +212,8 @@ def _active(
         conditions.set(running_condition, _F, *view.problem)
         if _running(view.prev) != view.problem:
             events.append(Event("Warning", *view.problem))
+    elif view.restarting is not None:
+        conditions.set(running_condition, _F, *view.restarting)
     elif all_running and late:
         detail = f": {issue[1]}" if issue is not None else ""
         conditions.set(
