@@ -1,0 +1,110 @@
+"""Recovery of real training on the real node: one rank's failure, and the time until the job
+trains again.
+
+The fault is the one a GPU owner sees most: the process that runs a pod's ranks dies (SIGKILL,
+exit 137, as the OOM killer does it). Under T9k's restart scope (Replica) the failed pod is
+recreated alone; under the extension `t9k-sdk.dev/restart-scope: Job` every pod is stopped and
+recreated together. Both must train to Succeeded; the time to recovery (from the kill to the
+first training step logged after it, by the kubelet's log timestamps) is printed, and written
+as a JSON line to $T9K_RECOVERY_RESULTS when it is set (docs/operator/semantics.md quotes the
+figures of one such run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+from datetime import datetime
+
+import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from t9k_sdk import models
+from tests.cluster.e2e_helpers import E2E, Jobs, restart_counts
+from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, scripts_configmap
+from tests.cluster.test_real_lifecycle import main_process, pod_processes
+from tests.cluster.test_real_training import torchrun_job
+from tools.kit import wait_for
+
+pytestmark = pytest.mark.realnode
+
+# A followed log line: the kubelet's timestamp, then what rank 0 prints each tenth step.
+_STEP = re.compile(r"^(\S+) .*\bstep=(\d+) loss=", re.M)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _scripts(e2e: E2E, core_v1: client.CoreV1Api, real_node: RealNode) -> None:
+    scripts_configmap(core_v1, e2e.namespace)
+
+
+def _first_step_after(jobs: Jobs, since: float) -> tuple[float, int] | None:
+    """(seconds after `since`, step) of the first training step any pod logged after it."""
+    found: list[tuple[float, int]] = []
+    for _, text in jobs.history.logs_since(0):
+        for stamp, step in _STEP.findall(text):
+            at = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+            if at > since:
+                found.append((at - since, int(step)))
+    return min(found) if found else None
+
+
+def _record(figure: dict[str, object]) -> None:
+    print(f"time to recovery: {json.dumps(figure)}")
+    path = os.environ.get("T9K_RECOVERY_RESULTS")
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(json.dumps(figure) + "\n")
+
+
+@pytest.mark.parametrize("scope", ["Replica", "Job"])
+def test_a_killed_torchrun_agent_recovers_and_the_job_trains_to_the_end(
+    scope: str, jobs: Jobs, core_v1: client.CoreV1Api
+) -> None:
+    name = f"rec-{scope.lower()}"
+    job = torchrun_job(name, steps=50, pause=0.25)
+    job["metadata"]["annotations"] = {models.RESTART_SCOPE_ANNOTATION: scope}
+    jobs.create(job)
+    workers = [f"{name}-worker-0", f"{name}-worker-1"]
+
+    def rank0_log() -> str:
+        try:
+            return logs(core_v1, jobs.namespace, workers[0])
+        except ApiException as err:
+            if err.status in (400, 404):
+                return ""
+            raise
+
+    wait_for(rank0_log, lambda text: "step=10 " in text, "rank 0 logging step 10", REAL_TIMEOUT)
+    old = {p: jobs.pod(p).metadata.uid for p in workers}
+    agent = main_process(old[workers[1]], "--rdzv-backend=c10d")  # torchrun's agent, PID 1
+    killed_at = time.time()
+    os.kill(agent, signal.SIGKILL)
+    status = jobs.wait_final(name, 2 * REAL_TIMEOUT)
+    if status["phase"] != "Succeeded":
+        text = "\n".join(f"== {p}\n{t}" for p, t in jobs.history.logs_since(0))
+        pytest.fail(f"{json.dumps(status, indent=1)}\n{text}")
+    recovered = _first_step_after(jobs, killed_at)
+    assert recovered is not None, "no training step was logged after the kill"
+
+    _record({"job": "torchrun GenericJob 2x2", "fault": "agent SIGKILL", "scope": scope,
+             "seconds": round(recovered[0], 1), "first_step": recovered[1],
+             "restarts": restart_counts(status)})  # fmt: skip
+    # no process of a pod that was replaced is left running
+    def left() -> list[int]:
+        return [pid for uid in old.values() for pid in pod_processes(uid)]
+
+    wait_for(left, lambda pids: pids == [], "no process of the old pods", 60)
+    if scope == "Replica":
+        assert jobs.pod(workers[1]).metadata.uid != old[workers[1]]
+        return
+    # the whole job restarted: both pods are new, each job restart is counted once (a
+    # rendezvous that breaks on a loaded machine may cost another), and the first says why
+    assert all(jobs.pod(p).metadata.uid != old[p] for p in workers)
+    said = [m for _type, reason, m in jobs.events(name) if reason == "RestartingJob"]
+    assert said, jobs.events(name)
+    assert said[0].startswith(f"Pod {workers[1]} failed with exit code 137; restarting the whole")
+    assert restart_counts(status) == {"worker": jobs.event_count(name, "RestartingJob")}
