@@ -67,11 +67,37 @@ CONFIG_VOLUME = "t9k-config"
 KEY_FILE = "id_ed25519"
 HOSTFILE_HASH = "batch.tensorstack.dev/hostfile-hash"
 
-SSHD_SCRIPT = r"""#!/bin/sh
+STOP_ON_TERM = r"""# t9k: the kubelet stops a container by sending SIGTERM to its PID 1 alone, and kills what is left
+# when the pod's grace period ends. As PID 1, this script passes SIGTERM on to every process of
+# the container (the ranks, however they started: under ssh sessions, pdsh or a launcher), then
+# waits until all of them have exited: every rank gets the whole grace period to save.
+t9k_others() {  # a process of this container other than this shell is alive (zombies aside)
+  for t9k_proc in /proc/[0-9]*; do
+    [ "${t9k_proc#/proc/}" = "$$" ] && continue
+    read -r t9k_stat <"$t9k_proc/stat" 2>/dev/null || continue
+    t9k_state=${t9k_stat##*) }
+    [ "${t9k_state%% *}" = Z ] || return 0
+  done
+  return 1
+}
+t9k_stop() {
+  trap '' TERM INT
+  printf 't9k: SIGTERM: passed on to every process of this container; waiting for them\n' >&2
+  kill -TERM -1 2>/dev/null || true
+  while t9k_others; do sleep 0.2; done
+  exit 143
+}
+"""
+"""What t9k-sshd.sh and t9k-launch.sh do on SIGTERM as a container's PID 1."""
+
+SSHD_SCRIPT = (
+    r"""#!/bin/sh
 # t9k: run sshd in the foreground so the launcher can start the training on this replica.
 # Settings: T9K_SSHD (absolute path of sshd), T9K_SSH_DIR (where the job's keys are mounted),
 # T9K_FORWARD_ENV=1 (ssh sessions get this container's environment: see t9k-session.sh).
-set -eu
+"""
+    + STOP_ON_TERM
+    + r"""set -eu
 sshd="${T9K_SSHD:-/usr/sbin/sshd}"
 ssh_dir="${T9K_SSH_DIR:-/root/.ssh}"
 mkdir -p /run/sshd 2>/dev/null || true
@@ -88,16 +114,22 @@ fi
 # Every session runs through t9k-session.sh, which stops what it started when its connection
 # goes (a relaunched launcher, whatever DeepSpeed version it runs).
 set -- -o "ForceCommand=/bin/sh '$(dirname "$0")/t9k-session.sh' '$run_dir'"
+# (started by t9k-launch.sh, this is not PID 1: that script passes SIGTERM on)
+[ "$$" != 1 ] || trap t9k_stop TERM INT
 # StrictModes off: the keys come from a read-only Secret volume whose directory modes differ
 # between kubelet versions; the files themselves are 0600/0644 and owned by root.
-exec "$sshd" -D -e -p "${T9K_SSH_PORT:-22}" \
+"$sshd" -D -e -p "${T9K_SSH_PORT:-22}" \
   -o StrictModes=no \
   -o "AuthorizedKeysFile=$ssh_dir/authorized_keys" \
   -o PermitRootLogin=prohibit-password \
   -o PasswordAuthentication=no \
   -o LogLevel=VERBOSE \
-  "$@"
+  "$@" &
+t9k_main=$!
+wait "$t9k_main"
+exit $?
 """
+)
 
 SESSION_SCRIPT = r"""#!/bin/sh
 # t9k: an ssh session on a worker (sshd's ForceCommand): load the environment of this worker's
@@ -151,8 +183,11 @@ kill "$watcher" 2>/dev/null
 exit "$status"
 """
 
-LAUNCH_SCRIPT = r"""#!/bin/sh
-# t9k: the launcher's readiness barrier. Waits until every host in the hostfile resolves (and
+LAUNCH_SCRIPT = (
+    r"""#!/bin/sh
+"""
+    + STOP_ON_TERM
+    + r"""# t9k: the launcher's readiness barrier. Waits until every host in the hostfile resolves (and
 # pins its address in /etc/hosts) and answers on ssh, then replaces itself with the launcher
 # command given as arguments.
 # Settings: T9K_HOSTFILE, T9K_BARRIER_TIMEOUT (seconds), T9K_SSH_DIR, T9K_SSHD (start sshd here
@@ -224,8 +259,15 @@ if [ -n "${T9K_SCRIPT:-}" ]; then
     esac
   done
 fi
-exec "$@"
+# the launcher runs as this script's child, so that SIGTERM reaches every rank (see above); its
+# exit status is the container's
+trap t9k_stop TERM INT
+"$@" &
+t9k_main=$!
+wait "$t9k_main"
+exit $?
 """
+)
 
 
 def ssh_client_config(ssh_dir: str) -> str:

@@ -18,6 +18,7 @@ import re
 import signal
 import time
 from datetime import datetime
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -27,7 +28,7 @@ from t9k_sdk import models
 from tests.cluster.e2e_helpers import E2E, Jobs, restart_counts
 from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, scripts_configmap
 from tests.cluster.test_real_lifecycle import main_process, pod_processes
-from tests.cluster.test_real_training import torchrun_job
+from tests.cluster.test_real_training import colossalai_job, deepspeed_job, torchrun_job
 from tools.kit import wait_for
 
 pytestmark = pytest.mark.realnode
@@ -108,3 +109,84 @@ def test_a_killed_torchrun_agent_recovers_and_the_job_trains_to_the_end(
     assert said, jobs.events(name)
     assert said[0].startswith(f"Pod {workers[1]} failed with exit code 137; restarting the whole")
     assert restart_counts(status) == {"worker": jobs.event_count(name, "RestartingJob")}
+
+
+# -- every rank gets to save before it stops ---------------------------------------------------
+
+GRACE = 20
+"""The pods' terminationGracePeriodSeconds: what a rank has to save in."""
+PROBE = ["sigterm_probe.py", "--save-seconds=2"]
+
+
+def _probe_torchrun(name: str) -> dict[str, Any]:
+    job = torchrun_job(name)
+    container = job["spec"]["replicaSpecs"][0]["template"]["spec"]["containers"][0]
+    command = container["command"][2]
+    container["command"][2] = command[: command.index(" torchrun_train.py")] + " " + " ".join(PROBE)
+    return job
+
+
+def _probe_deepspeed(name: str) -> dict[str, Any]:
+    return deepspeed_job(name, PROBE)
+
+
+def _probe_colossalai(name: str) -> dict[str, Any]:
+    return colossalai_job(name, PROBE)
+
+
+# (job, the ranks it runs): torchrun 2 pods x 2, DeepSpeed 2 workers x 2 slots, ColossalAI 2 x 2
+PROBES = {
+    "torchrun": (_probe_torchrun, 4),
+    "deepspeed": (_probe_deepspeed, 4),
+    "colossalai": (_probe_colossalai, 4),
+}
+
+
+def _templates(job: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = job["spec"]
+    found = [r["template"] for r in spec.get("replicaSpecs") or ()]
+    return found + ([spec["worker"]["template"]] if "worker" in spec else [])
+
+
+def _probe_lines(jobs: Jobs, name: str, word: str) -> set[str]:
+    """The ranks whose `probe <word> rank=R` line a pod of the job logged (its container's own
+    log: the copy that does not go through a launcher's pipe or ssh)."""
+    found = set()
+    for where, text in jobs.history.logs_since(0):
+        if where.startswith(f"{name}-"):
+            found |= set(re.findall(rf"probe {word} rank=(\d+)", text))
+    return found
+
+
+@pytest.mark.parametrize("stop", ["delete", "pause"])
+@pytest.mark.parametrize("launcher", list(PROBES))
+def test_every_rank_gets_sigterm_and_its_grace_period_to_save(
+    launcher: str, stop: str, jobs: Jobs
+) -> None:
+    make, ranks = PROBES[launcher]
+    name = f"save-{launcher[:5]}-{stop[:3]}"
+    job = make(name)
+    for template in _templates(job):
+        template["spec"]["terminationGracePeriodSeconds"] = GRACE
+    jobs.create(job)
+    every = {str(r) for r in range(ranks)}
+    wait_for(
+        lambda: _probe_lines(jobs, name, "ready"),
+        lambda ready: ready == every,
+        f"every rank of {name} ready",
+        REAL_TIMEOUT,
+    )
+    pods = list(jobs.pods(name))
+    uids = [jobs.pod(p).metadata.uid for p in pods]
+    if stop == "delete":
+        jobs.delete(name)
+    else:
+        jobs.patch(name, {"spec": {"runMode": {"pause": {"enabled": True}}}})
+
+    def left() -> list[int]:
+        return [pid for uid in uids for pid in pod_processes(uid)]
+
+    wait_for(left, lambda pids: pids == [], f"no process of {name}'s pods", GRACE + 60)
+    saved = _probe_lines(jobs, name, "saved")
+    text = "\n".join(f"== {w}\n{t[-3000:]}" for w, t in jobs.history.logs_since(0) if name in w)
+    assert saved == every, f"ranks that saved: {sorted(saved)} of {sorted(every)}\n{text}"
