@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from t9k_sdk import _objects as o
 from t9k_sdk import models
 from t9k_sdk._conventions import Slot
 from t9k_sdk.models import ReplicaPhase
@@ -136,15 +137,7 @@ def restarting(state: PassState) -> tuple[str, str] | None:
     decided in this pass, or the last status' while old pods stop or new ones are missing."""
     if state.job_restart is not None or state.restart_scope != "Job":
         return state.job_restart
-    conditions = state.prev.get("conditions")
-    running = next(
-        (
-            c
-            for c in (conditions if isinstance(conditions, list) else ())
-            if isinstance(c, dict) and c.get("type") == models.JobConditionType.RUNNING.value
-        ),
-        None,
-    )
+    running = o.condition(state.raw, models.JobConditionType.RUNNING.value)
     if running is None or running.get("reason") != RESTARTING_JOB:
         return None
     if waits_for_old_ranks(state) or any(s.name not in state.pods for s in state.slots):
