@@ -24,6 +24,8 @@ The roles grant only what the operator does (see docs/operator/install.md):
   subresource: update (the operator tells Kueue a job's pods are ready, evicted or finished);
   resourceflavors and workloadpriorityclasses: list, watch (cluster-scoped: read by an operator
   that watches every namespace; a namespace-scoped Role cannot grant them);
+* nodes: get, list, watch (cluster-scoped, likewise: whether a pod's node is NotReady or gone,
+  so that its pod is replaced; a namespace-scoped operator leaves such pods to Kubernetes);
 * events: create, patch (a repeated event bumps its count);
 * leases, in the operator's namespace only: get and update on the one Lease named `t9k-operator`,
   and create (RBAC cannot restrict `create` to a name: the name is not known before the object
@@ -168,6 +170,7 @@ def cluster_role_rules() -> list[dict[str, Any]]:
             "resources": ["resourceflavors", "workloadpriorityclasses"],
             "verbs": ["list", "watch"],
         },
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
     ]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from t9k_sdk._yaml import dump_documents
 from t9k_sdk.codecs import AnyJob
-from t9k_sdk.models import RESTART_SCOPE_ANNOTATION
+from t9k_sdk.models import RESTART_SCOPE_ANNOTATION, node_lost_after_of, restart_scope_of
 from t9k_sdk.reconcile.children import iter_desired_children
 
 __all__ = [
@@ -113,9 +113,14 @@ def iter_plan_summary(jobs: Iterable[AnyJob]) -> Iterator[str]:
     for i, job in enumerate(jobs):
         namespace = job.metadata.namespace or "(current namespace)"
         yield ("\n" if i else "") + f"{job.kind} {job.name!r} in {namespace} would own:\n"
-        scope = (job.metadata.annotations or {}).get(RESTART_SCOPE_ANNOTATION)
-        if scope is not None:
+        if RESTART_SCOPE_ANNOTATION in (job.metadata.annotations or {}):
+            scope = restart_scope_of(job.metadata)
             yield f"  restart scope: {scope} ({_SCOPES[scope]})\n"
+        if (lost := node_lost_after_of(job.metadata)) is not None:
+            yield (
+                f"  node lost after: {lost}s (a pod whose node is NotReady that long is"
+                " replaced)\n"
+            )
         for obj in iter_plan_objects(job):
             lines: list[str] = []
             kind, name = obj["kind"], obj["metadata"]["name"]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from t9k_operator import logs
 from t9k_operator.controller import ReconcileFn, Settings
-from t9k_sdk import __version__
+from t9k_sdk import __version__, models
 from t9k_sdk._extras import install_hint, missing_modules
 from t9k_sdk.install import validate_namespace
 
@@ -57,6 +57,15 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _node_lost_after(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= models.MAX_NODE_LOST_AFTER:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of seconds from 0 to {models.MAX_NODE_LOST_AFTER}, got {value}"
+        )
     return value
 
 
@@ -176,6 +185,15 @@ def _add_reconciling_flags(parser: argparse.ArgumentParser) -> None:
         default=300.0,
         help="reconcile every job at least this often (default 300)",
     )
+    work.add_argument(
+        "--node-lost-after",
+        type=_node_lost_after,
+        default=Settings.node_lost_after,
+        metavar="SECONDS",
+        help="force-delete and replace a pod whose node has been NotReady this long; a job's"
+        f" annotation {models.NODE_LOST_AFTER_ANNOTATION} overrides it (default 300; a pod"
+        " whose node is deleted is replaced at once)",
+    )
 
 
 def _add_leader_election_flags(parser: argparse.ArgumentParser) -> None:
@@ -242,6 +260,7 @@ def main(argv: Sequence[str] | None = None, *, reconcile: ReconcileFn | None = N
             namespace=options.namespace,
             workers=options.workers,
             resync_seconds=options.resync_seconds,
+            node_lost_after=options.node_lost_after,
             watch_timeout=options.watch_timeout_seconds,
         ),
         kubeconfig=options.kubeconfig,

@@ -47,6 +47,7 @@ from t9k_sdk._kube.resources import (
     CHILD_RESOURCES,
     CONFIG_MAPS,
     JOB_RESOURCES,
+    NODES,
     POD_GROUPS,
     PODS,
     RESOURCE_FLAVORS,
@@ -57,7 +58,7 @@ from t9k_sdk._kube.resources import (
     Resource,
 )
 from t9k_sdk.reconcile import Manifest, Observed, Plan, ownership
-from t9k_sdk.reconcile.observe import trim_config_map, trim_pod, trim_secret
+from t9k_sdk.reconcile.observe import trim_config_map, trim_node, trim_pod, trim_secret
 
 __all__ = [
     "SSH_KINDS",
@@ -120,6 +121,15 @@ class Settings:
     recomputing its status, which still follows within a second (2,000 pods: a pass of about
     0.08 s). A pass that creates, updates or deletes children is never held back, and jobs of
     a few pods (t well under a millisecond) never wait."""
+    node_lost_after: int = 300
+    """Seconds a pod's node may be NotReady before its pod is force-deleted and replaced, for a
+    job without the annotation `t9k-sdk.dev/node-lost-after` (`policies.lost_nodes`)."""
+
+
+def _ready(node: Manifest) -> tuple[object, object]:
+    """A node's Ready condition as the core reads it (status, since when)."""
+    ready = o.condition(node, "Ready") or {}
+    return ready.get("status"), ready.get("lastTransitionTime")
 
 
 def _utcnow() -> datetime:
@@ -180,6 +190,17 @@ class Controller:
         self.priorities = Informer(
             cluster, WORKLOAD_PRIORITY_CLASSES, watch_timeout=settings.watch_timeout, optional=True
         )
+        # Nodes (cluster-scoped, trimmed to their Ready condition): whether a pod's node is
+        # NotReady or gone. A namespace-scoped install may not read them: then no pod is
+        # replaced for its node (the core is told the nodes are not known).
+        self.nodes = Informer(
+            cluster,
+            NODES,
+            handler=self._on_node,
+            trim=trim_node,
+            watch_timeout=settings.watch_timeout,
+            optional=True,
+        )
         self.memory = JobMemory()
         self._stop = threading.Event()
         self._working = threading.Event()
@@ -203,7 +224,13 @@ class Controller:
 
     @property
     def informers(self) -> list[Informer]:
-        return [*self.jobs.values(), *self.children.values(), self.flavors, self.priorities]
+        return [
+            *self.jobs.values(),
+            *self.children.values(),
+            self.flavors,
+            self.priorities,
+            self.nodes,
+        ]
 
     def synced(self) -> bool:
         """Every cache holds its first list."""
@@ -296,6 +323,18 @@ class Controller:
             owner = names.owner_of(obj)
             if owner is not None:
                 keys.add((owner[0], o.meta(obj).namespace, owner[1]))
+        for key in keys:
+            self.queue.add(key)
+
+    def _on_node(self, _type: str, new: Manifest | None, old: Manifest | None) -> None:
+        """A node that changed readiness, appeared or went: its pods' jobs look again."""
+        if new is not None and old is not None and _ready(new) == _ready(old):
+            return  # a heartbeat, or a change the core does not read
+        name = o.meta(new if new is not None else old or {}).name
+        keys = set()
+        for pod in self.children[PODS.kind].store.objects():
+            if o.node_name(pod) == name and (owner := names.owner_of(pod)) is not None:
+                keys.add((owner[0], o.meta(pod).namespace, owner[1]))
         for key in keys:
             self.queue.add(key)
 
@@ -407,7 +446,24 @@ class Controller:
             priorities=self._priorities() if queued else None,
             ssh_key=ssh_key,
             failures=self.memory.failures(key),
+            nodes=self._nodes_of(observed(PODS)),
+            node_lost_after=self.settings.node_lost_after,
         )
+
+    def _nodes_of(self, pods: tuple[Manifest, ...]) -> dict[str, Manifest] | None:
+        """The nodes `pods` are bound to that exist (None: nodes cannot be read). A node the
+        cache does not hold is asked of the API server before it is called gone: a pod can be
+        bound to a node whose creation the watch has not delivered yet."""
+        if not self.nodes.served:
+            return None
+        out: dict[str, Manifest] = {}
+        for name in {n for pod in pods if (n := o.node_name(pod))}:
+            node = self.nodes.store.get("", name)
+            if node is None and (fresh := self.cluster.get(NODES, "", name)) is not None:
+                node = trim_node(fresh)
+            if node is not None:
+                out[name] = node
+        return out
 
     @staticmethod
     def _names_queue(job: Manifest) -> bool:

@@ -23,6 +23,7 @@ __all__ = [
     "LEASES",
     "LOCAL_QUEUES",
     "NAMESPACES",
+    "NODES",
     "PERSISTENT_VOLUMES",
     "PERSISTENT_VOLUME_CLAIMS",
     "PODS",
@@ -81,6 +82,8 @@ JOB_RESOURCES: Final = tuple(
 """The job kinds (`GenericJob`, `DeepSpeedJob`, `ColossalAIJob`), in the registry's order."""
 
 PODS: Final = Resource("", "v1", "pods", "Pod")
+NODES: Final = Resource("", "v1", "nodes", "Node")
+"""Cluster-scoped: whether the node a job's pod is bound to still exists and is Ready."""
 SERVICES: Final = Resource("", "v1", "services", "Service")
 CONFIG_MAPS: Final = Resource("", "v1", "configmaps", "ConfigMap")
 SECRETS: Final = Resource("", "v1", "secrets", "Secret")

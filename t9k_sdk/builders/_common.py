@@ -383,10 +383,14 @@ class _Builder(_Piece):
     kueue_priority_class: str | None = None
     """Kueue WorkloadPriorityClass of the job (the label `kueue.x-k8s.io/priority-class`; needs
     `kueue_queue`)."""
-    restart_scope: Literal["Replica", "Job"] | None = None
+    restart_scope: models.RestartScope | None = None
     """What a retryable failure restarts (a t9k-sdk extension T9k ignores, the annotation
     `t9k-sdk.dev/restart-scope`): "Replica" (T9k's behaviour, the default) the failed pod
     alone; "Job" every replica together, counted as one restart, once every old pod is gone."""
+    node_lost_after: Annotated[Int, Field(ge=0, le=models.MAX_NODE_LOST_AFTER)] | None = None
+    """Seconds a pod's node may be NotReady before the operator force-deletes the pod and
+    replaces it (a t9k-sdk extension T9k ignores, the annotation
+    `t9k-sdk.dev/node-lost-after`); None: the operator's `--node-lost-after` (300 by default)."""
     debug: Bool | Debug = False
     """Start in debug mode (True for the defaults, or a `Debug`)."""
     paused: Bool = False
@@ -450,17 +454,30 @@ class _Builder(_Piece):
                         " digits, '-' and '.', starting and ending with a letter or digit",
                     )
                 )
-        given = (self.annotations or {}).get(models.RESTART_SCOPE_ANNOTATION)
-        if self.restart_scope is not None and given is not None and given != self.restart_scope:
-            problems.append(
-                Problem(
-                    "restart_scope",
-                    f"{self.restart_scope!r} disagrees with"
-                    f" annotations[{models.RESTART_SCOPE_ANNOTATION!r}] = {given!r}: give one"
-                    " of them",
+        for argument, key, value in self._extensions():
+            given = (self.annotations or {}).get(key)
+            if value is not None and given is not None and given != value:
+                problems.append(
+                    Problem(
+                        argument,
+                        f"{getattr(self, argument)!r} disagrees with annotations[{key!r}] ="
+                        f" {given!r}: give one"
+                        " of them",
+                    )
                 )
-            )
         return problems
+
+    def _extensions(self) -> list[tuple[str, str, str | None]]:
+        """(argument, annotation, its value or None) of the t9k-sdk extensions."""
+        lost = self.node_lost_after
+        return [
+            ("restart_scope", models.RESTART_SCOPE_ANNOTATION, self.restart_scope),
+            (
+                "node_lost_after",
+                models.NODE_LOST_AFTER_ANNOTATION,
+                None if lost is None else str(lost),
+            ),
+        ]
 
     def _manifest(self) -> codecs.AnyJob:  # pragma: no cover - every builder overrides it
         """The job as unvalidated wire models (`model_construct`): `build()` validates it."""
@@ -516,12 +533,13 @@ class _Builder(_Piece):
             name=self.name,
             namespace=self.namespace,
             labels=self._labels(),
-            annotations=(
-                {**(self.annotations or {}), models.RESTART_SCOPE_ANNOTATION: self.restart_scope}
-                if self.restart_scope is not None
-                else self.annotations
-            ),
+            annotations=self._annotations(),
         )
+
+    def _annotations(self) -> dict[str, str] | None:
+        """`annotations`, with those of the extension arguments given."""
+        extra = {key: value for _, key, value in self._extensions() if value is not None}
+        return {**(self.annotations or {}), **extra} if extra else self.annotations
 
     def _labels(self) -> dict[str, str] | None:
         """`labels`, with the Kueue labels of `kueue_queue` and `kueue_priority_class`."""

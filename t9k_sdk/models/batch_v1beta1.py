@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections import Counter
+from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Literal, Self, TextIO
@@ -65,8 +66,10 @@ from t9k_sdk.models.meta_v1 import ListMeta, ObjectMeta
 __all__ = [
     "API_VERSION",
     "GROUP",
+    "MAX_NODE_LOST_AFTER",
     "MAX_PODS",
     "MAX_SLOTS",
+    "NODE_LOST_AFTER_ANNOTATION",
     "RESTART_SCOPES",
     "RESTART_SCOPE_ANNOTATION",
     "VERSION",
@@ -106,6 +109,7 @@ __all__ = [
     "ReplicaStatus",
     "RestartPolicy",
     "RestartPolicyType",
+    "RestartScope",
     "ResumeSpec",
     "RunMode",
     "RunType",
@@ -116,6 +120,8 @@ __all__ = [
     "Tasks",
     "TorchConfig",
     "Worker",
+    "node_lost_after_of",
+    "restart_scope_of",
 ]
 
 GROUP = "batch.tensorstack.dev"
@@ -632,6 +638,54 @@ RESTART_SCOPE_ANNOTATION: Final = "t9k-sdk.dev/restart-scope"
 """A t9k-sdk extension T9k ignores: what a retryable failure of one replica restarts."""
 RESTART_SCOPES: Final = ("Replica", "Job")
 """The values of `RESTART_SCOPE_ANNOTATION`; "Replica" (T9k's behaviour) when it is absent."""
+RestartScope = Literal["Replica", "Job"]
+"""A value of `RESTART_SCOPE_ANNOTATION` (the builders' and Pulumi's `restart_scope`)."""
+
+NODE_LOST_AFTER_ANNOTATION: Final = "t9k-sdk.dev/node-lost-after"
+"""A t9k-sdk extension T9k ignores: how many seconds a pod's node may be NotReady before the
+operator force-deletes the pod and replaces it (absent: the operator's `--node-lost-after`)."""
+MAX_NODE_LOST_AFTER: Final = 7 * 24 * 3600
+"""The largest `NODE_LOST_AFTER_ANNOTATION` (a week, in seconds)."""
+_SECONDS = re.compile(r"0|[1-9][0-9]{0,6}")
+
+
+def restart_scope_of(meta: ObjectMeta) -> str:
+    """The job's restart scope: its `RESTART_SCOPE_ANNOTATION`, "Replica" when absent."""
+    return (meta.annotations or {}).get(RESTART_SCOPE_ANNOTATION, "Replica")
+
+
+def node_lost_after_of(meta: ObjectMeta) -> int | None:
+    """The job's `NODE_LOST_AFTER_ANNOTATION` in seconds (None: absent; a validated job has a
+    whole number from 0 to `MAX_NODE_LOST_AFTER` there)."""
+    value = (meta.annotations or {}).get(NODE_LOST_AFTER_ANNOTATION)
+    return int(value) if value is not None and _SECONDS.fullmatch(value) else None
+
+
+def _extension_problems(annotations: Mapping[str, str] | None) -> list[tuple[str, str]]:
+    """The problems of the t9k-sdk annotations' values."""
+    problems = []
+    scope = (annotations or {}).get(RESTART_SCOPE_ANNOTATION)
+    if scope is not None and scope not in RESTART_SCOPES:
+        problems.append(
+            (
+                f"annotations.{RESTART_SCOPE_ANNOTATION}",
+                f"must be one of {', '.join(map(repr, RESTART_SCOPES))} ('Replica', T9k's"
+                f" behaviour, restarts a failed pod alone; 'Job' restarts every replica"
+                f" together); got {scope[:80]!r}",
+            )
+        )
+    lost = (annotations or {}).get(NODE_LOST_AFTER_ANNOTATION)
+    if lost is not None and (
+        not _SECONDS.fullmatch(lost) or not 0 <= int(lost) <= MAX_NODE_LOST_AFTER
+    ):
+        problems.append(
+            (
+                f"annotations.{NODE_LOST_AFTER_ANNOTATION}",
+                f"must be a whole number of seconds from 0 to {MAX_NODE_LOST_AFTER} (how long a"
+                f" pod's node may be NotReady before the pod is replaced); got {lost[:80]!r}",
+            )
+        )
+    return problems
 
 
 def _check_job_name(meta: ObjectMeta) -> ObjectMeta:
@@ -648,16 +702,7 @@ def _check_job_name(meta: ObjectMeta) -> ObjectMeta:
     if meta.namespace is not None and (why := _names.namespace_problem(meta.namespace)):
         problems.append(("namespace", why))
     problems += _names.label_problems(meta.labels, meta.annotations)
-    scope = (meta.annotations or {}).get(RESTART_SCOPE_ANNOTATION)
-    if scope is not None and scope not in RESTART_SCOPES:
-        problems.append(
-            (
-                f"annotations.{RESTART_SCOPE_ANNOTATION}",
-                f"must be one of {', '.join(map(repr, RESTART_SCOPES))} ('Replica', T9k's"
-                f" behaviour, restarts a failed pod alone; 'Job' restarts every replica"
-                f" together); got {scope[:80]!r}",
-            )
-        )
+    problems += _extension_problems(meta.annotations)
     if problems:
         raise rule_error(problems)
     return meta

@@ -141,10 +141,14 @@ class _JobArgsBase(TypedDict):
     kueue_priority_class: NotRequired[str]
     """Kueue WorkloadPriorityClass of the job (the label `kueue.x-k8s.io/priority-class`; needs
     a queue, here or on the job)."""
-    restart_scope: NotRequired[Literal["Replica", "Job"]]
+    restart_scope: NotRequired[models.RestartScope]
     """What a retryable failure restarts (the annotation `t9k-sdk.dev/restart-scope`, a
     t9k-sdk extension T9k ignores), as the builders' `restart_scope` sets it: "Replica" (T9k's
     behaviour) the failed pod alone, "Job" every replica together, counted once."""
+    node_lost_after: NotRequired[int]
+    """Seconds a pod's node may be NotReady before the operator replaces the pod (the
+    annotation `t9k-sdk.dev/node-lost-after`, a t9k-sdk extension T9k ignores), as the
+    builders' `node_lost_after` sets it; absent: the operator's `--node-lost-after`."""
 
 
 class GenericJobArgs(_JobArgsBase):
@@ -242,7 +246,7 @@ class _JobComponent(pulumi.ComponentResource):
     ) -> None:
         _check_keys(self.KIND, resource_name, args)
         subject = f"{self.KIND} {resource_name!r}"
-        job = _with_restart_scope(
+        job = _with_extensions(
             subject, _with_kueue(subject, _job_model(self.KIND, args.get("job")), args), args
         )
         await_phase, seconds = _await_inputs(subject, args, debug=_debug(job))
@@ -335,28 +339,52 @@ def _with_kueue(subject: str, job: AnyJob, args: Mapping[str, Any]) -> AnyJob:
     return job.model_copy(update={"metadata": metadata})
 
 
-def _with_restart_scope(subject: str, job: AnyJob, args: Mapping[str, Any]) -> AnyJob:
-    """`job` with the annotation of `restart_scope`; a ValueError names the argument when its
-    value is not a scope or disagrees with the job's own annotation."""
-    value = args.get("restart_scope")
-    if value is None:
+def _with_extensions(subject: str, job: AnyJob, args: Mapping[str, Any]) -> AnyJob:
+    """`job` with the annotations of `restart_scope` and `node_lost_after`; a ValueError names
+    the argument when its value is not allowed or disagrees with the job's own annotation."""
+    annotations = dict(job.metadata.annotations or {})
+    for argument, key, value in (
+        ("restart_scope", models.RESTART_SCOPE_ANNOTATION, _restart_scope(subject, args)),
+        ("node_lost_after", models.NODE_LOST_AFTER_ANNOTATION, _node_lost_after(subject, args)),
+    ):
+        if value is None:
+            continue
+        if annotations.get(key, value) != value:
+            raise ValueError(
+                f"{subject}: {argument}={args[argument]!r} disagrees with the job's annotation"
+                f" {key}={annotations[key]!r}: give one of them"
+            )
+        annotations[key] = value
+    if annotations == dict(job.metadata.annotations or {}):
         return job
-    key = models.RESTART_SCOPE_ANNOTATION
-    if value not in models.RESTART_SCOPES:
+    metadata = job.metadata.model_copy(update={"annotations": annotations})
+    return job.model_copy(update={"metadata": metadata})
+
+
+def _restart_scope(subject: str, args: Mapping[str, Any]) -> str | None:
+    value = args.get("restart_scope")
+    if value is not None and value not in models.RESTART_SCOPES:
         raise ValueError(
             f"{subject}: restart_scope must be one of"
             f" {', '.join(map(repr, models.RESTART_SCOPES))}; got {str(value)[:80]!r}"
         )
-    annotations = dict(job.metadata.annotations or {})
-    if annotations.get(key, value) != value:
+    return value
+
+
+def _node_lost_after(subject: str, args: Mapping[str, Any]) -> str | None:
+    value = args.get("node_lost_after")
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 0 <= value <= models.MAX_NODE_LOST_AFTER
+    ):
         raise ValueError(
-            f"{subject}: restart_scope={value!r} disagrees with the job's annotation"
-            f" {key}={annotations[key]!r}: give one of them"
+            f"{subject}: node_lost_after must be a whole number of seconds from 0 to"
+            f" {models.MAX_NODE_LOST_AFTER}; got {str(value)[:80]!r}"
         )
-    if annotations.get(key) == value:
-        return job
-    metadata = job.metadata.model_copy(update={"annotations": {**annotations, key: value}})
-    return job.model_copy(update={"metadata": metadata})
+    return str(value)
 
 
 def _check_keys(kind: str, resource_name: str, args: object) -> None:

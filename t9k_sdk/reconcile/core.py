@@ -34,6 +34,7 @@ from t9k_sdk.reconcile.policies import (
     conflicts,
     deadline,
     launch,
+    lost_nodes,
     others,
     pause,
     restart,
@@ -77,9 +78,11 @@ def reconcile(job_manifest: Mapping[str, Any], observed: Observed, *, now: datet
         if state.admission is not None:
             needed.append(("Workload", kueue.workload_name(job)))
         conflicts.find(state, needed)
+    lost = lost_nodes.replace_lost(state)
     _replicas(state)
     others.keep_in_line(state)
     outcome, requeue = _outcome(state)
+    requeue = lost if requeue is None else requeue if lost is None else min(requeue, lost)
     admission.keep_workload(state, outcome)
     requeue = conflicts.recheck(state, requeue)
     requeue = batching.next_pass(state, requeue)

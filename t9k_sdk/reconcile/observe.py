@@ -12,7 +12,7 @@ from t9k_sdk._conventions import STUCK_REASONS
 from t9k_sdk._job_status import ContainerEntry
 from t9k_sdk.models import ContainerState, ReplicaPhase
 
-__all__ = ["ContainerView", "PodView", "observe_pod", "trim_pod"]
+__all__ = ["ContainerView", "PodView", "observe_pod", "trim_node", "trim_pod"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,10 @@ class PodView:
     stuck: tuple[str, str, str] | None
     """(container, reason, message) of a container that will not start by itself."""
     annotations: Mapping[str, str]
+    node: str | None = None
+    """The node the pod is bound to (`spec.nodeName`), None until it is scheduled."""
+    node_issue: str | None = None
+    """Why the pod's node cannot confirm what the pod does (set by `policies.lost_nodes`)."""
 
     @property
     def finished(self) -> bool:
@@ -140,6 +144,7 @@ def observe_pod(pod: Mapping[str, Any]) -> PodView:
         unschedulable=unschedulable,
         stuck=stuck,
         annotations=meta.annotations,
+        node=o.node_name(pod) or None,
     )
 
 
@@ -161,6 +166,21 @@ def trim_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
             for c in containers
         ]
     return {**pod, "spec": lean}
+
+
+def trim_node(node: Mapping[str, Any]) -> dict[str, Any]:
+    """`node` with its metadata's name, uid and resourceVersion and its Ready condition alone:
+    what `policies.lost_nodes` reads. A node's images, addresses and capacity are most of its
+    bytes, and a cluster of thousands of nodes costs the operator's cache a few hundred each."""
+    meta = o.meta(node)
+    out: dict[str, Any] = {
+        "metadata": {"name": meta.name, "uid": meta.uid, "resourceVersion": meta.resource_version}
+    }
+    ready = o.condition(node, "Ready")
+    if ready is not None:
+        keep = ("type", "status", "lastTransitionTime", "reason")
+        out["status"] = {"conditions": [{k: ready[k] for k in keep if k in ready}]}
+    return out
 
 
 def trim_secret(secret: Mapping[str, Any]) -> dict[str, Any]:

@@ -157,9 +157,7 @@ def read_state(
             {name: n for name, r in prev_entries.items() if (n := _restarts_of(r.raw))}
         ),
         backoff=int(prev.get("backoffCount") or 0),
-        restart_scope=(job.metadata.annotations or {}).get(
-            models.RESTART_SCOPE_ANNOTATION, "Replica"
-        ),
+        restart_scope=models.restart_scope_of(job.metadata),
     )
     _tell_rules(state)
     if state.admission is not None:

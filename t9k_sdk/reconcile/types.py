@@ -65,6 +65,13 @@ class Observed:
     job needs an SSH secret and none exists yet (key generation is random, so it is an input)."""
     failures: tuple[ChildFailure, ...] = ()
     """Creates and updates the API server refused in earlier passes (and not yet done since)."""
+    nodes: Mapping[str, Mapping[str, Any]] | None = None
+    """The nodes the job's pods are bound to that exist, by name (their `status.conditions`
+    at least); a pod whose node is not here has lost it. None: not known (offline, or an
+    operator that may not read nodes): no pod is replaced for its node (`policies.lost_nodes`)."""
+    node_lost_after: int = 300
+    """Seconds a pod's node may be NotReady before the pod is replaced, for a job without the
+    annotation `t9k-sdk.dev/node-lost-after` (the operator's `--node-lost-after`)."""
 
 
 @dataclass(frozen=True)

@@ -296,6 +296,22 @@ def test_a_restart_scope_that_cannot_work_is_refused_naming_the_argument(
         GenericJob("r", {"job": job, "restart_scope": scope})  # type: ignore[typeddict-item]
 
 
+def test_node_lost_after_annotates_the_job_and_a_bad_one_is_refused(engine: Engine) -> None:
+    run(lambda: [GenericJob("r", {"job": generic(), "node_lost_after": 90}).uid])
+    annotations = engine.job().inputs["metadata"]["annotations"]
+    assert annotations == {"t9k-sdk.dev/node-lost-after": "90"}
+    for bad, message in (
+        (-5, "node_lost_after must be a whole number of seconds from 0 to 604800; got '-5'"),
+        ("90", "node_lost_after must be a whole number"),
+        (True, "node_lost_after must be a whole number"),
+    ):
+        with pytest.raises(ValueError, match=rf"^GenericJob 'r': {message}"):
+            GenericJob("r", {"job": generic(), "node_lost_after": bad})  # type: ignore[typeddict-item]
+    job = generic(annotations={"t9k-sdk.dev/node-lost-after": "30"})
+    with pytest.raises(ValueError, match="node_lost_after=90 disagrees with the job's annotation"):
+        GenericJob("r", {"job": job, "node_lost_after": 90})
+
+
 def test_the_namespace_may_be_another_resources_output(engine: Engine) -> None:
     def program() -> list[pulumi.Output[Any]]:
         ns = pulumi_kubernetes.core.v1.Namespace("ml", metadata={"name": "ml"})

@@ -34,6 +34,10 @@ class Sim:
     """Kueue ResourceFlavor name -> its spec."""
     priorities: dict[str, int] | None = None
     """Kueue WorkloadPriorityClass name -> its value."""
+    nodes: dict[str, dict[str, Any]] | None = None
+    """The nodes that exist, by name (Observed.nodes; None: not known)."""
+    node_lost_after: int = 300
+    """The operator's --node-lost-after (Observed.node_lost_after)."""
 
     def __post_init__(self) -> None:
         self.job = copy.deepcopy(self.job)
@@ -57,6 +61,8 @@ class Sim:
             flavors=self.flavors,
             priorities=self.priorities,
             ssh_key=self.ssh_key,
+            nodes=self.nodes,
+            node_lost_after=self.node_lost_after,
         )
 
     def plan(self) -> Plan:

@@ -427,6 +427,23 @@ def test_builder_accepts_an_empty_run_in_debug_mode() -> None:
     assert job["spec"]["config"]["run"] == {"python": []}
 
 
+def test_node_lost_after_sets_the_annotation_and_refuses_what_cannot_work() -> None:
+    job = TorchrunJob(name="r", image="busybox", run=["t.py"], workers=2, node_lost_after=60)
+    assert job.to_dict()["metadata"]["annotations"] == {"t9k-sdk.dev/node-lost-after": "60"}
+    with pytest.raises(InvalidManifestError, match="node_lost_after: 60 disagrees with"):
+        TorchrunJob(
+            name="r",
+            image="busybox",
+            run=["t.py"],
+            workers=2,
+            node_lost_after=60,
+            annotations={"t9k-sdk.dev/node-lost-after": "30"},
+        )
+    for bad in (-1, 604801):
+        with pytest.raises(InvalidManifestError, match="node_lost_after: input should be"):
+            TorchrunJob(name="r", image="busybox", run=["t.py"], workers=2, node_lost_after=bad)
+
+
 def test_restart_scope_sets_the_annotation_and_refuses_a_disagreeing_one() -> None:
     job = TorchrunJob(name="r", image="busybox", run=["train.py"], workers=2, restart_scope="Job")
     assert job.to_dict()["metadata"]["annotations"] == {"t9k-sdk.dev/restart-scope": "Job"}

@@ -41,6 +41,19 @@ def test_plan_shows_a_jobs_restart_scope(
     assert "restart scope" not in capsys.readouterr().out  # T9k's behaviour: not mentioned
 
 
+def test_plan_shows_a_jobs_node_lost_after(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = yaml.safe_load((EXAMPLES / "deepspeed_bert.yaml").read_text())
+    job["metadata"].setdefault("annotations", {})["t9k-sdk.dev/node-lost-after"] = "120"
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    assert main(["plan", str(path)]) == 0
+    assert "node lost after: 120s (a pod whose node is NotReady that long is replaced)" in (
+        capsys.readouterr().out
+    )
+
+
 def test_plan_yaml_is_the_full_objects_without_key_material(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

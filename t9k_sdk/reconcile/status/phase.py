@@ -247,6 +247,8 @@ def _issue(replicas: Sequence[o.Replica], pods: Mapping[str, PodView]) -> tuple[
         pod = pods.get(replica.name)
         if pod is None or pod.terminating:
             continue
+        if pod.node_issue:  # policies.lost_nodes: the pod's node is NotReady
+            return "NodeNotReady", pod.node_issue
         if pod.unschedulable:
             return "Unschedulable", f"Pod[{pod.name}] cannot be scheduled: {pod.unschedulable}"
         if pod.stuck:

@@ -1,0 +1,116 @@
+"""Lost nodes: a pod whose node is gone, or NotReady past a bound, is force-deleted and replaced.
+
+No kubelet confirms the end of a pod on a node that is NotReady or gone: the pod shows what the
+kubelet last wrote (Running, say) or stays Terminating forever, and a job that waits for it (a
+restart of the whole job, a pause, a clean-up, a replica to recreate) waits forever while its
+other pods hold their GPUs. The rule, for every pod of the job whose end is not confirmed (it
+has not finished, or it is being deleted):
+
+| the pod's node                       | what happens                                             |
+|--------------------------------------|----------------------------------------------------------|
+| Ready                                | nothing                                                  |
+| NotReady (Ready False or Unknown)    | the replica's phase is Unknown (T9k: "the state of the   |
+| for less than the bound              | pod cannot be obtained"), the Running condition says     |
+|                                      | NodeNotReady, and the job is looked at again at the bound |
+| NotReady for the bound or longer     | the pod is force-deleted, with a NodeLost Event saying   |
+|                                      | that the node may still run it                           |
+| gone (no Node object)                | the pod is force-deleted at once (NodeLost Event)        |
+
+The bound is the job's annotation `t9k-sdk.dev/node-lost-after` (seconds, a t9k-sdk extension),
+else the operator's `--node-lost-after` (`Observed.node_lost_after`). A node that comes back
+Ready within it keeps its pods. A force-deleted pod is a disruption, not a failure of its
+replica: once it is gone its replica is recreated as a missing pod is, and no restart is counted.
+
+Nodes not known (`Observed.nodes` is None: offline, or an operator that may not read nodes)
+replace nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, Final
+
+from t9k_sdk import _objects as o
+from t9k_sdk import models
+from t9k_sdk.models import ReplicaPhase
+from t9k_sdk.reconcile.observe import PodView
+from t9k_sdk.reconcile.state import PassState
+from t9k_sdk.reconcile.types import Deletion, Event
+
+__all__ = ["NODE_LOST", "replace_lost"]
+
+NODE_LOST: Final = "NodeLost"
+"""The reason of the Event of a pod force-deleted because its node is lost."""
+
+
+def replace_lost(state: PassState) -> float | None:
+    """Force-delete the job's pods on lost nodes, mark those on NotReady nodes Unknown (in
+    `state.pods`, which the rest of the pass reads); the seconds until the next bound passes."""
+    nodes = state.observed.nodes
+    if nodes is None:
+        return None
+    annotated = models.node_lost_after_of(state.job.metadata)
+    bound = annotated if annotated is not None else state.observed.node_lost_after
+    where = (
+        f"the job's annotation {models.NODE_LOST_AFTER_ANNOTATION}"
+        if annotated is not None
+        else "the operator's --node-lost-after"
+    )
+    soonest: float | None = None
+    for name, pod in list(state.pods.items()):
+        if pod.node is None or pod.finished:
+            continue
+        node = nodes.get(pod.node)
+        if node is None:
+            _force_delete(state, pod, f"its node {pod.node} no longer exists")
+            continue
+        since = _not_ready_since(node)
+        if since is None:
+            continue
+        waited = max(0.0, (state.now - since).total_seconds())
+        if waited >= bound:
+            _force_delete(
+                state,
+                pod,
+                f"its node {pod.node} has been NotReady for {waited:.0f}s, the bound {where}"
+                f" sets ({bound}s); the node may still run it",
+            )
+            continue
+        state.pods[name] = replace(
+            pod,
+            phase=pod.phase if pod.terminating else ReplicaPhase.UNKNOWN,
+            node_issue=(
+                f"Pod[{pod.name}]'s node {pod.node} is NotReady ({waited:.0f}s); the pod is"
+                f" replaced after {bound}s ({where}) unless the node is Ready again"
+            ),
+        )
+        soonest = bound - waited if soonest is None else min(soonest, bound - waited)
+    return soonest
+
+
+def _not_ready_since(node: Mapping[str, Any]) -> datetime | None:
+    """When the node's Ready condition left True (None: it is Ready, or cannot tell)."""
+    ready = o.condition(node, "Ready")
+    if ready is None or ready.get("status") == "True":
+        return None
+    return o.parse_time(ready.get("lastTransitionTime"))
+
+
+def _force_delete(state: PassState, pod: PodView, why: str) -> None:
+    """Delete `pod` at once (grace 0: no kubelet would confirm a graceful end), with an Event
+    once the delete went through; the rest of the pass sees it being deleted."""
+    state.delete.append(Deletion("v1", "Pod", pod.name, pod.uid, "node-lost", 0))
+    state.notes.append(f"force-delete pod {pod.name}: {why}")
+    state.events.append(
+        Event(
+            "Warning",
+            NODE_LOST,
+            f"Force-deleted pod {pod.name}: {why}. A disruption, not counted as a restart",
+            after=f"delete Pod/{pod.name}",
+        )
+    )
+    state.pods[pod.name] = replace(
+        pod, phase=ReplicaPhase.DELETED, terminating=True, node_issue=why
+    )
