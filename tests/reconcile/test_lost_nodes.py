@@ -232,3 +232,23 @@ def test_a_bad_bound_is_refused_naming_the_annotation_and_what_is_allowed(value:
     sim = Sim(job)  # the operator fails the job as InvalidSpec, creating nothing
     assert sim.step().create == ()
     assert sim.phase == "Failed"
+
+
+def test_a_pod_its_template_binds_to_a_lost_node_is_not_replaced_in_a_loop() -> None:
+    job = gj()
+    job["spec"]["replicaSpecs"][0]["template"]["spec"]["nodeName"] = "node-1"
+    sim = Sim(job)
+    sim.nodes = {"node-1": node(True, sim.now)}
+    sim.step()
+    sim.run()
+    for pod in sim.pods.values():
+        pod["spec"]["nodeName"] = "node-1"
+    sim.step()
+    del sim.nodes["node-1"]  # a replacement would be bound to the gone node again
+    for _ in range(3):
+        assert sim.step(seconds=400).delete == ()
+    cond = sim.condition("Running")
+    assert cond is not None
+    assert (cond["status"], cond["reason"]) == ("False", "NodeNotReady")
+    assert "binds it to that node (spec.nodeName)" in cond["message"]
+    assert entry(sim, "demo-worker-0")["phase"] == "Unknown"

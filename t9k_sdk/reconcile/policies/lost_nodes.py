@@ -21,7 +21,9 @@ else the operator's `--node-lost-after` (`Observed.node_lost_after`). A node tha
 Ready within it keeps its pods. A force-deleted pod is a disruption, not a failure of its
 replica: once it is gone its replica is recreated as a missing pod is, and no restart is counted.
 
-Nodes not known (`Observed.nodes` is None: offline, or an operator that may not read nodes)
+A pod whose replica's template names the node itself (`spec.nodeName`) is not replaced: its
+replacement would be bound to the same node, so deleting it would only loop; the Running
+condition says so. Nodes not known (`Observed.nodes` is None: offline, or an operator that may not read nodes)
 replace nothing.
 """
 
@@ -59,10 +61,14 @@ def replace_lost(state: PassState) -> float | None:
         else "the operator's --node-lost-after"
     )
     soonest: float | None = None
+    pinned = _pinned(state)
     for name, pod in list(state.pods.items()):
         if pod.node is None or pod.finished:
             continue
         node = nodes.get(pod.node)
+        if pinned.get(name) == pod.node and not pod.terminating:
+            _pinned_there(state, pod, node)
+            continue
         if node is None:
             _force_delete(state, pod, f"its node {pod.node} no longer exists")
             continue
@@ -88,6 +94,33 @@ def replace_lost(state: PassState) -> float | None:
         )
         soonest = bound - waited if soonest is None else min(soonest, bound - waited)
     return soonest
+
+
+def _pinned(state: PassState) -> dict[str, str]:
+    """Pod name -> the node its replica's template binds it to (`spec.nodeName`)."""
+    nodes = {}
+    for group in state.rules.groups():
+        node = (group.template.get("spec") or {}).get("nodeName")
+        if isinstance(node, str) and node:
+            nodes[group.type] = node
+    return {s.name: nodes[s.replica_type] for s in state.slots if s.replica_type in nodes}
+
+
+def _pinned_there(state: PassState, pod: PodView, node: Mapping[str, Any] | None) -> None:
+    """A pod its template binds to a lost node is not replaced: its replacement would be bound
+    there too (deleting it would loop). The job says why it does not run."""
+    if node is not None and _not_ready_since(node) is None:
+        return
+    how = "no longer exists" if node is None else "is NotReady"
+    state.pods[pod.name] = replace(
+        pod,
+        phase=ReplicaPhase.UNKNOWN,
+        node_issue=(
+            f"Pod[{pod.name}]'s node {pod.node} {how}; the pod is not replaced because its"
+            " template binds it to that node (spec.nodeName): a replacement would be bound"
+            " there too"
+        ),
+    )
 
 
 def _not_ready_since(node: Mapping[str, Any]) -> datetime | None:
