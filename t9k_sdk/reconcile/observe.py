@@ -60,6 +60,9 @@ class PodView:
     """The node the pod is bound to (`spec.nodeName`), None until it is scheduled."""
     node_issue: str | None = None
     """Why the pod's node cannot confirm what the pod does (set by `policies.lost_nodes`)."""
+    disruption: tuple[str, str] | None = None
+    """Failed pods the cluster ended, not their own code: (reason, message) of the pod's
+    DisruptionTarget condition (`policies.disruptions`)."""
 
     @property
     def finished(self) -> bool:
@@ -113,8 +116,10 @@ def observe_pod(pod: Mapping[str, Any]) -> PodView:
         )
     exit_code = None
     failure_reason = None
+    disruption = None
     if raw_phase == "Failed":
         failure_reason = o.status_reason(pod) or None
+        disruption = _disruption(pod)
         for c in containers:
             if c.state == ContainerState.TERMINATED and c.exit_code not in (None, 0):
                 exit_code = c.exit_code
@@ -145,6 +150,27 @@ def observe_pod(pod: Mapping[str, Any]) -> PodView:
         stuck=stuck,
         annotations=meta.annotations,
         node=o.node_name(pod) or None,
+        disruption=disruption,
+    )
+
+
+_DISRUPTION_MESSAGE_CHARS = 256
+
+
+def _disruption(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(reason, message) of the pod's DisruptionTarget condition, when it is True. Kubernetes
+    sets it when the cluster, not the pod, ends the pod: a kubelet under node pressure or
+    shutting down (TerminationByKubelet), the scheduler's preemption, the Eviction API, the taint
+    manager, pod GC. An eviction for exceeding the pod's own limits (ephemeral storage, an
+    emptyDir's size) sets none: that is the pod's failure."""
+    target = o.condition(pod, "DisruptionTarget")
+    if target is None or target.get("status") != "True":
+        return None
+    reason = target.get("reason")
+    message = target.get("message")
+    return (
+        reason[:_DISRUPTION_MESSAGE_CHARS] if isinstance(reason, str) and reason else "Disrupted",
+        message[:_DISRUPTION_MESSAGE_CHARS] if isinstance(message, str) else "",
     )
 
 

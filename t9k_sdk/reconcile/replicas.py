@@ -10,6 +10,8 @@ and what the last status recorded for that slot:
 |                          |                      | otherwise the replica has finished for good      |
 | finished                 | any                  | restart allowed: delete it (it is recreated next |
 |                          |                      | pass); otherwise finished for good               |
+| failed, ended by the     | any                  | delete it, recreated as a missing pod, no        |
+| cluster (a disruption)   |                      | restart counted (`policies.disruptions`)         |
 | being deleted            | any                  | wait                                             |
 | pending / running        | any                  | nothing (or relaunch it, if the kind says so)    |
 
@@ -25,7 +27,7 @@ from t9k_sdk._job_status import ReplicaEntry
 from t9k_sdk.models import ReplicaPhase
 from t9k_sdk.reconcile.kinds import Mode
 from t9k_sdk.reconcile.observe import PodView
-from t9k_sdk.reconcile.policies import batching, launch, restart
+from t9k_sdk.reconcile.policies import batching, disruptions, launch, restart
 from t9k_sdk.reconcile.state import (
     FINISHED,
     PassState,
@@ -55,15 +57,18 @@ def begin_job_restart(state: PassState, cause: Slot) -> None:
     why (the Running condition and an Event); `restart_with_job` then stops each replica."""
     pod = state.pods[cause.name]
     others = [s.name for s in state.slots if s.name != cause.name and _to_stop(state, s)]
-    budget = state.rules.group(cause.replica_type).policy.value
-    message = (
-        f"Pod {pod.name} {ended(pod.phase.value, pod.exit_code)}; restarting the whole job"
-        f" (restart scope Job, {budget} policy): "
-        + (
-            f"stopping its {len(others)} other running pods, then recreating every replica"
-            if others
-            else "recreating every replica"
+    if disruptions.disrupted(pod):
+        why = f"{disruptions.how(pod)}; restarting the whole job (restart scope Job, not counted)"
+    else:
+        budget = state.rules.group(cause.replica_type).policy.value
+        why = (
+            f"{ended(pod.phase.value, pod.exit_code)}; restarting the whole job"
+            f" (restart scope Job, {budget} policy)"
         )
+    message = f"Pod {pod.name} {why}: " + (
+        f"stopping its {len(others)} other running pods, then recreating every replica"
+        if others
+        else "recreating every replica"
     )
     state.job_restart = (restart.RESTARTING_JOB, message)
     state.events.append(
@@ -86,7 +91,9 @@ def restart_with_job(state: PassState, slot: Slot, cause: Slot, mode: Mode) -> N
     once, every other pod that runs (or failed after it) is stopped with its grace period, and
     nothing is created; a replica that succeeded keeps its outcome."""
     pod = state.pods.get(slot.name)
-    if slot.name == cause.name and pod is not None:
+    if slot.name == cause.name and pod is not None and disruptions.disrupted(pod):
+        disruptions.replace_disrupted(state, slot, pod, event=False)  # RestartingJob says why
+    elif slot.name == cause.name and pod is not None:
         state.entries[slot.name] = entry_of(slot, pod)
         restart.hold(state, slot)
         state.delete.append(
@@ -201,6 +208,9 @@ def _present(state: PassState, slot: Slot, pod: PodView) -> None:
         )
         return
     if not pod.finished:
+        return
+    if disruptions.disrupted(pod):
+        disruptions.replace_disrupted(state, slot, pod)
         return
     outcome = pod.phase.value
     if not restart.allowed(state, slot, outcome, pod.exit_code):

@@ -9,6 +9,7 @@ about one replica, is `t9k_sdk.reconcile.replicas`.
 |---------------|------------------------------------------------------------------------------|
 | `restart`     | whether an ended replica is restarted, and its budget (per replica, type, job)|
 | `lost_nodes`  | a pod on a node that is gone or NotReady past a bound: force-deleted, replaced|
+| `disruptions` | a pod the cluster ended (DisruptionTarget): replaced, no restart counted     |
 | `launch`      | a launcher held until its workers run; the job failing when one of them can't |
 | `batching`    | how many pods one pass plans (a batch), and planning one                     |
 | `deadline`    | `runPolicy.activeDeadlineSeconds`: when its clock started, when it runs out   |

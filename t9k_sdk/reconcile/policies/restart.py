@@ -101,8 +101,9 @@ def count(state: PassState, slot: Slot) -> None:
 
 def job_restart_cause(state: PassState) -> Slot | None:
     """Restart scope Job: the replica whose failure restarts the whole job in this pass (the
-    first, in slot order, whose pod failed and may restart), unless a pod failed for good (the
-    job's rules then decide, as under scope Replica). None under scope Replica."""
+    first, in slot order, whose pod failed and may restart, or was ended by a disruption, which
+    needs no budget), unless a pod failed for good (the job's rules then decide, as under scope
+    Replica). None under scope Replica."""
     if state.restart_scope != "Job":
         return None
     cause: Slot | None = None
@@ -115,7 +116,9 @@ def job_restart_cause(state: PassState) -> Slot | None:
             or asked_to_stop(state, slot, pod)
         ):
             continue
-        if not allowed(state, slot, ReplicaPhase.FAILED.value, pod.exit_code):
+        if pod.disruption is None and not allowed(
+            state, slot, ReplicaPhase.FAILED.value, pod.exit_code
+        ):
             return None
         cause = cause or slot
     return cause
