@@ -132,6 +132,12 @@ def _ready(node: Manifest) -> tuple[object, object]:
     return ready.get("status"), ready.get("lastTransitionTime")
 
 
+def _job_of(child: Manifest) -> JobKey | None:
+    """The key of the job that owns `child` (its controller owner reference), if any."""
+    owner = names.owner_of(child)
+    return None if owner is None else (owner[0], o.meta(child).namespace, owner[1])
+
+
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -316,14 +322,7 @@ class Controller:
     def _on_child(self, _type: str, new: Manifest | None, old: Manifest | None) -> None:
         if new is None and old is not None and (uid := o.meta(old).uid):
             self.memory.child_gone(uid)
-        keys = set()
-        for obj in (new, old):
-            if obj is None:
-                continue
-            owner = names.owner_of(obj)
-            if owner is not None:
-                keys.add((owner[0], o.meta(obj).namespace, owner[1]))
-        for key in keys:
+        for key in {k for obj in (new, old) if obj is not None and (k := _job_of(obj))}:
             self.queue.add(key)
 
     def _on_node(self, _type: str, new: Manifest | None, old: Manifest | None) -> None:
@@ -331,11 +330,8 @@ class Controller:
         if new is not None and old is not None and _ready(new) == _ready(old):
             return  # a heartbeat, or a change the core does not read
         name = o.meta(new if new is not None else old or {}).name
-        keys = set()
-        for pod in self.children[PODS.kind].store.objects():
-            if o.node_name(pod) == name and (owner := names.owner_of(pod)) is not None:
-                keys.add((owner[0], o.meta(pod).namespace, owner[1]))
-        for key in keys:
+        pods = self.children[PODS.kind].store.objects()
+        for key in {k for pod in pods if o.node_name(pod) == name and (k := _job_of(pod))}:
             self.queue.add(key)
 
     # --- one pass ---------------------------------------------------------------------------

@@ -57,8 +57,11 @@ def begin_job_restart(state: PassState, cause: Slot) -> None:
     why (the Running condition and an Event); `restart_with_job` then stops each replica."""
     pod = state.pods[cause.name]
     others = [s.name for s in state.slots if s.name != cause.name and _to_stop(state, s)]
-    if disruptions.disrupted(pod):
-        why = f"{disruptions.how(pod)}; restarting the whole job (restart scope Job, not counted)"
+    uncounted = "restarting the whole job (restart scope Job, not counted)"
+    if cause.name in state.lost:
+        why = f"was force-deleted: {state.lost[cause.name]}; {uncounted}"
+    elif disruptions.disrupted(pod):
+        why = f"{disruptions.how(pod)}; {uncounted}"
     else:
         budget = state.rules.group(cause.replica_type).policy.value
         why = (
@@ -91,7 +94,9 @@ def restart_with_job(state: PassState, slot: Slot, cause: Slot, mode: Mode) -> N
     once, every other pod that runs (or failed after it) is stopped with its grace period, and
     nothing is created; a replica that succeeded keeps its outcome."""
     pod = state.pods.get(slot.name)
-    if slot.name == cause.name and pod is not None and disruptions.disrupted(pod):
+    if slot.name == cause.name and pod is not None and slot.name in state.lost:
+        stop_pod(state, slot, pod, "node-lost", "its node is lost")  # deleted: the entry alone
+    elif slot.name == cause.name and pod is not None and disruptions.disrupted(pod):
         disruptions.replace_disrupted(state, slot, pod, event=False)  # RestartingJob says why
     elif slot.name == cause.name and pod is not None:
         state.entries[slot.name] = entry_of(slot, pod)

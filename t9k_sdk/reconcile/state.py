@@ -87,6 +87,8 @@ class PassState:
     """A foreign object holds a name the job needs: nothing new is created."""
     held: dict[str, list[str]] = field(default_factory=dict)
     """Launcher -> the workers it waits for."""
+    lost: dict[str, str] = field(default_factory=dict)
+    """Pod -> why it was force-deleted in this pass, its node being lost (`policies.lost_nodes`)."""
     final: dict[str, str] = field(default_factory=dict)
     """Replica -> "Succeeded" | "Failed", for the replicas that finished for good."""
     failed_codes: dict[str, int | None] = field(default_factory=dict)

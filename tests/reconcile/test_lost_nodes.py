@@ -252,3 +252,36 @@ def test_a_pod_its_template_binds_to_a_lost_node_is_not_replaced_in_a_loop() -> 
     assert (cond["status"], cond["reason"]) == ("False", "NodeNotReady")
     assert "binds it to that node (spec.nodeName)" in cond["message"]
     assert entry(sim, "demo-worker-0")["phase"] == "Unknown"
+
+
+def test_under_restart_scope_job_a_lost_node_restarts_the_whole_job_uncounted() -> None:
+    """The other ranks cannot go on without the lost one: they are stopped with their grace
+    period and every replica comes back together, with no restart counted."""
+    sim = running(gj(policy="Never", annotations={models.RESTART_SCOPE_ANNOTATION: "Job"}))
+    assert sim.nodes is not None
+    del sim.nodes["node-1"]
+    plan = sim.step()
+    deleted = {d.name: d.grace_period_seconds for d in plan.delete}
+    assert deleted == {"demo-worker-1": 0, "demo-worker-0": None}
+    assert created(plan) == []
+    cond = sim.condition("Running")
+    assert cond is not None
+    assert cond["reason"] == "RestartingJob"
+    assert cond["message"].startswith(
+        "Pod demo-worker-1 was force-deleted: its node node-1 no longer exists; restarting the"
+        " whole job (restart scope Job, not counted): stopping its 1 other running pods"
+    )
+    assert [e.reason for e in plan.events].count("NodeLost") == 1
+    sim.step()
+    assert created(sim.plans[-1]) == []  # worker-0 is still stopping
+    sim.drain_deletions()
+    plan = sim.step()
+    assert created(plan) == ["demo-worker-0", "demo-worker-1"]
+    sim.run()
+    sim.settle()
+    assert (sim.phase, restarts(sim)) == ("Running", 0)
+    assert sim.reasons().count("RestartingJob") == 1
+
+
+def created(plan: Plan) -> list[str]:
+    return sorted(m["metadata"]["name"] for m in plan.create if m["kind"] == "Pod")

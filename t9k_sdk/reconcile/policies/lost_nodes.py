@@ -20,6 +20,8 @@ The bound is the job's annotation `t9k-sdk.dev/node-lost-after` (seconds, a t9k-
 else the operator's `--node-lost-after` (`Observed.node_lost_after`). A node that comes back
 Ready within it keeps its pods. A force-deleted pod is a disruption, not a failure of its
 replica: once it is gone its replica is recreated as a missing pod is, and no restart is counted.
+Under restart scope Job the whole job restarts with it, uncounted (`policies.restart`), since
+the other ranks cannot go on without it.
 
 A pod whose replica's template names the node itself (`spec.nodeName`) is not replaced: its
 replacement would be bound to the same node, so deleting it would only loop; the Running
@@ -147,3 +149,4 @@ def _force_delete(state: PassState, pod: PodView, why: str) -> None:
     state.pods[pod.name] = replace(
         pod, phase=ReplicaPhase.DELETED, terminating=True, node_issue=why
     )
+    state.lost[pod.name] = why

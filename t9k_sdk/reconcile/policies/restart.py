@@ -101,13 +101,18 @@ def count(state: PassState, slot: Slot) -> None:
 
 def job_restart_cause(state: PassState) -> Slot | None:
     """Restart scope Job: the replica whose failure restarts the whole job in this pass (the
-    first, in slot order, whose pod failed and may restart, or was ended by a disruption, which
-    needs no budget), unless a pod failed for good (the job's rules then decide, as under scope
+    first, in slot order, whose pod failed and may restart, or was ended by a disruption or
+    force-deleted from a lost node in this pass, which need no budget), unless a pod failed for good (the job's rules then decide, as under scope
     Replica). None under scope Replica."""
     if state.restart_scope != "Job":
         return None
     cause: Slot | None = None
+    running = o.condition(state.raw, models.JobConditionType.RUNNING.value) or {}
+    ongoing = running.get("reason") == RESTARTING_JOB  # a lost rank of it restarts nothing new
     for slot in state.slots:
+        if slot.name in state.lost:  # force-deleted in this pass: its node is lost
+            cause = cause or (None if ongoing else slot)
+            continue
         pod = state.pods.get(slot.name)
         if (
             pod is None
