@@ -273,3 +273,14 @@ soak: $(STAMP) cluster-binaries node-binaries images ## Run TEST (pytest argumen
 .PHONY: clean
 clean: ## Remove build and test leftovers (keeps .venv and the binary cache)
 	rm -rf .pytest_cache .mypy_cache .ruff_cache .hypothesis site dist build .demo
+
+# Time to recovery of real DeepSpeedJobs and ColossalAIJobs after a killed rank, pod or launcher
+# (tests/cluster/bench_recovery.py; docs/operator/semantics.md quotes it). Needs `make cluster-up`.
+BENCH_ARGS ?=
+
+.PHONY: bench-recovery
+bench-recovery: $(STAMP) ## Time to recovery on the real node per launcher and fault, twice each (about 40 minutes; JSON lines in bench/results/recovery.jsonl)
+	mkdir -p bench/results
+	T9K_REQUIRE_CLUSTER=1 T9K_RECOVERY_RESULTS=$(CURDIR)/bench/results/recovery.jsonl \
+	  KUBECONFIG=$(CURDIR)/.cluster/kubeconfig $(BIN)/python -m pytest -q -s \
+	  tests/cluster/bench_recovery.py $(BENCH_ARGS)

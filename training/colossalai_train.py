@@ -8,6 +8,7 @@ import argparse
 import os
 import socket
 import sys
+import time
 
 import colossalai
 import torch
@@ -25,6 +26,7 @@ def say(line: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--step-seconds", type=float, default=0.0, help="sleep after each step")
     args, extra = parser.parse_known_args()
     colossalai.launch_from_torch(seed=0)
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -51,6 +53,8 @@ def main() -> None:
         value = avg.item() / world
         first = value if step == 1 else first
         last = value
+        if args.step_seconds:
+            time.sleep(args.step_seconds)
         if rank == 0 and (step == 1 or step % 10 == 0):
             say(f"step={step} loss={value:.4f}")
     if rank == 0:
