@@ -80,6 +80,9 @@ class PassState:
     together; the annotation `t9k-sdk.dev/restart-scope`)."""
     job_restart: tuple[str, str] | None = None
     """(reason, message) while the whole job restarts (restart scope Job)."""
+    old_ranks_stopping: bool | None = None
+    """Restart scope Job: a pod of the job is still stopping (`policies.restart`; None until
+    asked: the walk asks for each missing pod, and the pods do not change during it)."""
 
     # -- what the policies found -----------------------------------------------------------------
     conflicts: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)

@@ -236,3 +236,27 @@ def test_restarts_left_for_a_later_pass_are_counted_once_each(
     assert counts == sorted(counts)
     assert len(sim.pods) == 3
     assert sim.phase not in ("Failed", "Succeeded")
+
+
+def _half_missing(n: int) -> int:
+    """Calls of a pass of a job restarting as a whole (restart scope Job) while half of its n
+    pods are missing: whether old ranks still stop is asked for each missing pod."""
+    job = _generic(n)
+    job["metadata"].update(uid="job-uid", namespace="ns")
+    job["metadata"]["annotations"] = {"t9k-sdk.dev/restart-scope": "Job"}
+    first = reconcile(job, Observed(), now=NOW)
+    pods = _running(first.create)
+    steady = reconcile(job, Observed(pods=pods), now=NOW)
+    job = {**job, "status": steady.status}
+    observed = Observed(pods=pods[::2])
+    return _calls(lambda: reconcile(job, observed, now=NOW))
+
+
+def test_a_pass_with_many_missing_pods_of_a_whole_job_restart_stays_linear() -> None:
+    n = 120  # 3n pods stay within one batch of creates (policies.batching)
+    a, b, c = (_half_missing(k * n) for k in (1, 2, 3))
+    step1, step2 = b - a, c - b
+    assert abs(step2 - step1) <= 0.02 * step1, (
+        f"{a} calls for {n} pods, {b} for {2 * n}, {c} for {3 * n}: the second {n} pods cost"
+        f" {step2 - step1:+} calls more than the first"
+    )

@@ -133,11 +133,13 @@ def waits_for_old_ranks(state: PassState) -> bool:
     """Restart scope Job: no pod is created while a pod of the job is still stopping."""
     if state.restart_scope != "Job":
         return False
-    return any(
-        pod.terminating or asked_to_stop(state, slot, pod)
-        for slot in state.slots
-        if (pod := state.pods.get(slot.name)) is not None
-    )
+    if state.old_ranks_stopping is None:  # once per pass: it is asked for each missing pod
+        state.old_ranks_stopping = any(
+            pod.terminating or asked_to_stop(state, slot, pod)
+            for slot in state.slots
+            if (pod := state.pods.get(slot.name)) is not None
+        )
+    return state.old_ranks_stopping
 
 
 def restarting(state: PassState) -> tuple[str, str] | None:
