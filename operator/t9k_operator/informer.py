@@ -276,10 +276,16 @@ class Informer:
         if isinstance(error, ApiError):
             if listing and (error.not_found or (self.optional and error.status == 403)):
                 if self.served:
+                    why = (
+                        "is not served by the API server (is its CRD installed?)"
+                        if error.not_found
+                        else "may not be listed by the operator (its role does not allow it:"
+                        " see the install guide's RBAC)"
+                    )
                     log.warning(
-                        "%s is not served by the API server (is its CRD installed?);"
-                        " treating it as empty and retrying every %.0fs",
+                        "%s %s; treating it as empty and retrying every %.0fs",
                         self,
+                        why,
                         NOT_SERVED_RETRY_SECONDS,
                     )
                 self.served = False

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
+
 from t9k_operator.cluster import ListResult, WatchEvent
 from t9k_operator.informer import Informer, Store
 from t9k_operator.workqueue import Backoff
 from t9k_sdk._kube.api_error import ApiError
-from t9k_sdk._kube.resources import PODS, Resource
+from t9k_sdk._kube.resources import NODES, PODS, Resource
 
 
 def pod(name: str, rv: str, owner_uid: str | None = None, namespace: str = "ns") -> dict[str, Any]:
@@ -256,3 +259,34 @@ def test_store_keeps_objects_without_managed_fields() -> None:
         "status": {"phase": "Running"},
     }
     assert pod["metadata"]["managedFields"] == [{"manager": "kwok"}]  # the caller's is untouched
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        (404, "is not served by the API server (is its CRD installed?)"),
+        (
+            403,
+            "may not be listed by the operator (its role does not allow it: see the install"
+            " guide's RBAC)",
+        ),
+    ],
+)
+def test_an_optional_resource_it_may_not_list_says_so_not_that_a_crd_is_missing(
+    status: int, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    stop = threading.Event()
+    source = FakeSource(lists=[ApiError(status, "Forbidden")], watches=[], stop=stop)
+
+    def wait(timeout: float | None = None) -> bool:
+        stop.set()
+        return True
+
+    stop.wait = wait  # type: ignore[method-assign]
+    informer = Informer(source, NODES, optional=True)
+    with caplog.at_level(logging.WARNING):
+        informer.run(stop)
+    assert not informer.served
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{informer} {said}; treating it as empty and retrying every 60s"
+    ]
