@@ -26,11 +26,9 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import re
 import signal
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -39,14 +37,13 @@ from kubernetes import client
 
 from t9k_sdk import models
 from tests.cluster.e2e_helpers import E2E, Jobs
-from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, scripts_configmap
+from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logged_steps, scripts_configmap
 from tests.cluster.test_real_lifecycle import pod_processes
 from tests.cluster.test_real_training import colossalai_job, deepspeed_job
 from tools.kit import wait_for
 
 pytestmark = pytest.mark.realnode
 
-_STEP = re.compile(r"^(\S+) .*\bstep=(\d+) loss=", re.M)
 STEPS = 80
 STEP_SECONDS = 0.25
 REPEATS = int(os.environ.get("T9K_RECOVERY_REPEATS", "2"))
@@ -119,15 +116,8 @@ def _fault(
 
 
 def _steps_after(jobs: Jobs, name: str, since: float) -> list[tuple[float, int]]:
-    found = []
-    for where, text in jobs.history.logs_since(0):
-        if not where.startswith(f"{name}-"):
-            continue
-        for stamp, step in _STEP.findall(text):
-            at = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-            if at > since:
-                found.append((round(at - since, 1), int(step)))
-    return sorted(found)
+    steps = logged_steps(jobs.history.logs_since(0), since, prefix=f"{name}-")
+    return [(round(seconds, 1), step) for seconds, step in steps]
 
 
 def _tasks(status: dict[str, Any]) -> dict[str, int]:

@@ -17,10 +17,12 @@
 from __future__ import annotations
 
 import copy
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +176,25 @@ def cli(
         timeout=timeout,
         check=False,
     )
+
+
+# A followed log line: the kubelet's timestamp, then what rank 0 of the training scripts prints
+# each tenth step.
+_STEP = re.compile(r"^(\S+) .*\bstep=(\d+) loss=", re.M)
+
+
+def logged_steps(
+    logs: list[tuple[str, str]], since: float, prefix: str = ""
+) -> list[tuple[float, int]]:
+    """(seconds after `since`, step) of each training step logged after `since`, by the
+    kubelet's timestamps, in the followed logs (`PodHistory.logs_since`) whose pod starts
+    with `prefix`; earliest first."""
+    found = []
+    for where, text in logs:
+        if not where.startswith(prefix):
+            continue
+        for stamp, step in _STEP.findall(text):
+            at = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+            if at > since:
+                found.append((at - since, int(step)))
+    return sorted(found)

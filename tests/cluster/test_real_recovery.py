@@ -16,7 +16,6 @@ import os
 import re
 import signal
 import time
-from datetime import datetime
 from typing import Any
 
 import pytest
@@ -25,15 +24,18 @@ from kubernetes.client.exceptions import ApiException
 
 from t9k_sdk import models
 from tests.cluster.e2e_helpers import E2E, Jobs, restart_counts
-from tests.cluster.real_helpers import REAL_TIMEOUT, RealNode, logs, scripts_configmap
+from tests.cluster.real_helpers import (
+    REAL_TIMEOUT,
+    RealNode,
+    logged_steps,
+    logs,
+    scripts_configmap,
+)
 from tests.cluster.test_real_lifecycle import main_process, pod_processes
 from tests.cluster.test_real_training import colossalai_job, deepspeed_job, torchrun_job
 from tools.kit import wait_for
 
 pytestmark = pytest.mark.realnode
-
-# A followed log line: the kubelet's timestamp, then what rank 0 prints each tenth step.
-_STEP = re.compile(r"^(\S+) .*\bstep=(\d+) loss=", re.M)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -43,13 +45,8 @@ def _scripts(e2e: E2E, core_v1: client.CoreV1Api, real_node: RealNode) -> None:
 
 def _first_step_after(jobs: Jobs, since: float) -> tuple[float, int] | None:
     """(seconds after `since`, step) of the first training step any pod logged after it."""
-    found: list[tuple[float, int]] = []
-    for _, text in jobs.history.logs_since(0):
-        for stamp, step in _STEP.findall(text):
-            at = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-            if at > since:
-                found.append((at - since, int(step)))
-    return min(found) if found else None
+    steps = logged_steps(jobs.history.logs_since(0), since)
+    return steps[0] if steps else None
 
 
 def _record(figure: dict[str, object]) -> None:
