@@ -42,7 +42,8 @@ def disrupted(pod: PodView) -> bool:
 
 
 def how(pod: PodView) -> str:
-    """ "was ended by the cluster (TerminationByKubelet: The node was low on memory.)"."""
+    """What happened to `pod`, as Events and conditions say it: `was ended by the cluster, not
+    by its own code (TerminationByKubelet: The node was low on resource: memory. ...)`."""
     reason, message = pod.disruption or ("Disrupted", "")
     detail = f": {message}" if message else ""
     return f"was ended by the cluster, not by its own code ({reason}{detail})"

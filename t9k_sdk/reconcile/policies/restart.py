@@ -102,8 +102,8 @@ def count(state: PassState, slot: Slot) -> None:
 def job_restart_cause(state: PassState) -> Slot | None:
     """Restart scope Job: the replica whose failure restarts the whole job in this pass (the
     first, in slot order, whose pod failed and may restart, or was ended by a disruption or
-    force-deleted from a lost node in this pass, which need no budget), unless a pod failed for good (the job's rules then decide, as under scope
-    Replica). None under scope Replica."""
+    force-deleted from a lost node in this pass, which need no budget), unless a pod failed
+    for good (the job's rules then decide, as under scope Replica). None under scope Replica."""
     if state.restart_scope != "Job":
         return None
     cause: Slot | None = None
